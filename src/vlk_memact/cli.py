@@ -1,0 +1,124 @@
+"""The `vlk-memact` command: serve MCP (the default), run the demo, or call one engine method.
+
+Each subcommand parses its arguments, opens Memory, calls one method and prints render.* output;
+VlkError becomes `Error: <message>` on stderr and exit code 1. Logs go to stderr only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import render
+from .config import Settings
+from .engine import Memory
+from .errors import VlkError
+
+log = logging.getLogger("vlk_memact")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vlk-memact",
+        description="Temporal memory for AI coding agents. With no command: serve MCP over stdio.",
+    )
+    parser.add_argument("--database-url", help="overrides DATABASE_URL (sqlite:PATH, sqlite:///ABS, sqlite::memory:)")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v for DEBUG logs on stderr")
+    sub = parser.add_subparsers(dest="command")
+
+    serve = sub.add_parser("serve", help="serve the MCP tools (default)")
+    serve.add_argument("--transport", choices=["stdio"], default="stdio")
+
+    sub.add_parser("demo", help="run a scripted agent session against a temporary database")
+
+    session = argparse.ArgumentParser(add_help=False)
+    session.add_argument("--session", default="default", help="session id (default: %(default)s)")
+
+    record = sub.add_parser("record", parents=[session], help="record a log as a PRESENT slot")
+    record.add_argument("raw_log", help="the log text, or - to read it from stdin")
+    record.add_argument("--file-context")
+
+    sub.add_parser("context", parents=[session], help="run the pipeline and print the active context")
+
+    history = sub.add_parser("history", parents=[session], help="print the timeline as JSON")
+    history.add_argument("--limit", type=int, default=50)
+
+    search = sub.add_parser("search", parents=[session], help="search logs, lessons and evidence")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=20)
+
+    sub.add_parser("summary", parents=[session], help="counts per temporal state")
+
+    travel = sub.add_parser("time-travel", parents=[session], help="archive slots and inject a lesson")
+    travel.add_argument("ids", type=int, nargs="+", help="PRESENT slot ids")
+    travel.add_argument("--learning", required=True)
+    travel.add_argument("--evidence", required=True, help="raw_log_excerpt grounding the lesson")
+    travel.add_argument("--type", choices=["DERIVED", "PROSPECTIVE"], default="DERIVED")
+
+    revoke = sub.add_parser("revoke", parents=[session], help="revoke a FUTURE constraint")
+    revoke.add_argument("id", type=int)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=logging.DEBUG if args.verbose else settings.log_level,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        if args.command == "demo":
+            from .demo import run_demo
+
+            return run_demo()
+        with Memory(args.database_url, settings=settings) as memory:
+            if args.command in (None, "serve"):
+                return _serve(memory)
+            print(_one_call(memory, args))
+        return 0
+    except VlkError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _serve(memory: Memory) -> int:
+    from .server import build_server
+
+    log.info("vlk-memact serving MCP over stdio; database: %s", memory.store.url)
+    build_server(memory).run("stdio")
+    return 0
+
+
+def _one_call(memory: Memory, args: argparse.Namespace) -> str:
+    sid = args.session
+    if args.command == "record":
+        raw = sys.stdin.read() if args.raw_log == "-" else args.raw_log
+        return render.record_text(memory.record_state(raw_log=raw, file_context=args.file_context, session_id=sid))
+    if args.command == "context":
+        return memory.fetch_context(session_id=sid).text
+    if args.command == "history":
+        return render.slots_json(memory.get_history(limit=args.limit, session_id=sid).slots)
+    if args.command == "search":
+        return render.slots_json(memory.search_memory(query=args.query, limit=args.limit, session_id=sid).slots)
+    if args.command == "summary":
+        return render.summary_text(memory.summarize_session(session_id=sid))
+    if args.command == "time-travel":
+        return render.time_travel_text(
+            memory.time_travel(
+                target_timeline_ids=args.ids,
+                learning=args.learning,
+                raw_log_excerpt=args.evidence,
+                constraint_type=args.type,
+                session_id=sid,
+            )
+        )
+    if args.command == "revoke":
+        return render.revoke_text(memory.revoke_future(timeline_id=args.id, session_id=sid))
+    raise AssertionError(f"unhandled command {args.command}")  # argparse restricts the choices
+
+
+__all__ = ["main"]

@@ -1,0 +1,581 @@
+"""Error fingerprints: raw tool output -> a grouping key that survives volatile noise.
+
+Two outputs are "the same error" when their keys are equal. The recipe, measured in
+``fingerprinting-notes.md``: recognise the error family from real tool output, extract its
+anchors first (error codes, exception classes, test names, HTTP statuses) and keep them
+verbatim, then mask the volatile rest of the message (timestamps, ids, numbers, paths,
+addresses) so a changed line number, temp dir or pid does not split the group.
+
+The module is pure and stdlib-only. It never raises on any ``str`` and its work is bounded:
+only a head and a tail window of the input are looked at and every regex is linear-time.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
+
+#: Bumped whenever grouping changes; stored with each fingerprint so that an upgrade can
+#: re-fingerprint old rows instead of silently regrouping them.
+FINGERPRINT_VERSION = 1
+
+_WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
+_LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line
+_KEY_CAP = 200
+_MSG_CAP = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """The family of an error and its grouping keys (equal keys = the same error)."""
+
+    kind: str
+    key: str
+    keys: tuple[str, ...]
+
+
+# --------------------------------------------------------------------------- masking
+
+_DELIM = r"\s,;:()\[\]{}\"'`=<>|‘’“”"
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
+_TLD = (
+    r"(?:com|net|org|edu|gov|mil|io|info|biz|local|localdomain|internal|invalid|example|arpa"
+    r"|cn|jp|de|uk|kr|tw|hk|br|ru|fr|it|nl|au|ca|es|pl|in|se|ch|us|eu)"
+)
+# Each class of volatile token is a regex branch, guarded by a substring that it needs. The
+# branches present in a line are joined into one alternation (one pass, one constant
+# replacement). Every branch either starts at a delimiter (lookbehind) or at a fixed
+# anchor, which keeps the scan linear on long runs without delimiters.
+_MASK_BRANCHES: tuple[tuple[str, str], ...] = (
+    ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
+    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+    ("/", r"(?<![\w/.~-])(?:~/|\.{1,2}/|/)[^\s'\"()<>\[\]{},;:|`‘’]+"),  # absolute path
+    ("\\", r"(?<![\w/.~-])[A-Za-z]:\\[^\s'\"()<>\[\]{},;:|`‘’]+"),  # Windows path
+    ("/", r"(?<![\w/.-])[\w.-]+/(?:[\w.-]+/)+[\w.-]*"),  # relative path, >= 2 slashes
+    ("/", r"(?<![\w/.-])[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b"),  # dir/file.ext
+    (".", rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
+    ("", rf"(?<![\w])(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?"),
+    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
+)
+
+
+@functools.lru_cache(maxsize=64)
+def _masker(needed: frozenset[int]) -> re.Pattern[str]:
+    return re.compile("|".join(_MASK_BRANCHES[i][1] for i in sorted(needed)))
+
+
+def _volatile(text: str) -> re.Pattern[str]:
+    """The alternation of the branches whose guard substring occurs in ``text``."""
+    return _masker(frozenset(i for i, (guard, _) in enumerate(_MASK_BRANCHES) if guard in text))
+
+
+_PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
+_QUOTED = re.compile(r"'([^'\n]{0,300})'|\"([^\"\n]{0,300})\"|‘([^’\n]{0,300})’|“([^”\n]{0,300})”")
+_IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*, -]{0,80}\(?\)?")
+_TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
+
+
+def _mask(text: str) -> str:
+    """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces.
+
+    An empty ``()`` after a space is an empty value (``from 1.2.3.4 ()``), so it masks too.
+    """
+    text = text[:_LINE_CAP].replace(" ()", " (<*>)")
+    masked = _volatile(text).sub("<*>", text)
+    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+
+
+def _quote_repl(match: re.Match[str]) -> str:
+    """Keep quoted names and short tokens (the signal); mask quoted values."""
+    inner = next(g for g in match.groups() if g is not None)
+    quote = match.group(0)[0]
+    if len(inner) <= 3 or (_IDENT.fullmatch(inner) and " " not in inner.strip(" ,")):
+        return match.group(0)
+    return f"{quote}<*>{quote}" if quote in "'\"" else "<*>"
+
+
+def _mask_message(message: str) -> str:
+    """Mask an exception or diagnostic message: values go, names and anchors stay."""
+    message = message.strip()[:_LINE_CAP]
+    if _WHOLE_LITERAL.fullmatch(message):
+        return "<*>"
+    message = _TRAILING_LITERAL.sub(r"\1<*>", message)
+    if "'" in message or '"' in message or "‘" in message or "“" in message:
+        message = _QUOTED.sub(_quote_repl, message)
+    return _mask(message)
+
+
+def _cap(text: str, limit: int) -> str:
+    """Cut to ``limit`` chars; a hash of the cut part keeps long distinct texts apart."""
+    if len(text) <= limit:
+        return text
+    digest = hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=4).hexdigest()
+    return f"{text[: limit - 10]}~{digest}"
+
+
+def _make(kind: str, body: str, extra: Sequence[str] = ()) -> Fingerprint:
+    """Build a Fingerprint with safe, single-line, bounded keys."""
+    keys: list[str] = []
+    for part in (body, *extra):
+        clean = " ".join(_UNSAFE.sub(" ", part).split())
+        key = _cap(f"{kind}:{_cap(clean, _KEY_CAP)}", _KEY_CAP)
+        if key not in keys:
+            keys.append(key)
+    return Fingerprint(kind, keys[0], tuple(keys))
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+# --------------------------------------------------------------------------- families
+
+_Detector = Callable[[str, list[str]], "Fingerprint | None"]
+
+# Rust ------------------------------------------------------------------------------
+_RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
+_RUST_PLAIN = re.compile(
+    r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n\s*--> ", re.M
+)
+_RUST_PANIC = re.compile(
+    r"thread '([^'\n]{0,200})'(?: \(\d+\))? panicked at "
+    r"(?:'([^\n]{0,500}?)', )?([^\n:]{1,300}):\d+:\d+:?[ \t]*(?:\n([^\n]*))?"
+)
+
+
+def _keep_code_spans(message: str) -> str:
+    """Mask a rustc message but keep its backticked names and types verbatim."""
+    parts = message.split("`")
+    for i in range(0, len(parts), 2):
+        masked = _mask_message(parts[i])
+        lead = " " if parts[i][:1].isspace() else ""
+        tail = " " if parts[i][-1:].isspace() and masked else ""
+        parts[i] = f"{lead}{masked}{tail}"
+    return "`".join(parts)
+
+
+def _rust(text: str, lines: list[str]) -> Fingerprint | None:
+    if "error[E" in text:
+        match = _RUST_CODE.search(text)
+        if match:
+            return _make("rust", f"error[{match.group(1)}]: {_keep_code_spans(match.group(2))}")
+    if "-->" in text and "error: " in text:
+        match = _RUST_PLAIN.search(text)
+        if match:
+            return _make("rust", f"error: {_keep_code_spans(match.group(1))}")
+    if "panicked at" in text:
+        match = _RUST_PANIC.search(text)
+        if match:
+            thread, old, path, nxt = match.groups()
+            message = old if old is not None else (nxt or "")
+            where = f"[{thread}]" if thread not in ("main", "<unnamed>") else ""
+            return _make("rust", f"panic{where}: {_keep_code_spans(message)}@{_basename(path)}")
+    return None
+
+
+# Python ----------------------------------------------------------------------------
+_PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?', re.M)
+_PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
+_PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
+_PY_BUILTINS = frozenset(
+    "ArithmeticError AssertionError AttributeError BlockingIOError BrokenPipeError BufferError "
+    "ChildProcessError ConnectionAbortedError ConnectionError ConnectionRefusedError "
+    "ConnectionResetError EOFError FileExistsError FileNotFoundError FloatingPointError "
+    "GeneratorExit ImportError IndentationError IndexError InterruptedError IsADirectoryError "
+    "KeyError KeyboardInterrupt LookupError MemoryError ModuleNotFoundError NameError "
+    "NotADirectoryError NotImplementedError OSError OverflowError PermissionError "
+    "ProcessLookupError RecursionError ReferenceError RuntimeError StopIteration SystemExit "
+    "TabError TimeoutError UnboundLocalError UnicodeDecodeError UnicodeEncodeError UnicodeError "
+    "ValueError ZeroDivisionError DeprecationWarning UserWarning".split()
+)
+
+
+def _python_frame(frames: list[tuple[str, str]]) -> str:
+    """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
+    inner = [f for f in frames if not any(lib in f[0] for lib in _PY_LIBRARY)] or frames
+    path, func = inner[-1]
+    return f"{_basename(path)}:{func}" if func else _basename(path)
+
+
+def _python_exception(lines: list[str], start: int) -> tuple[str, str] | None:
+    """The exception line that ends a traceback: first unindented line after ``start``."""
+    for line in lines[start:]:
+        if not line.strip() or line[0] in " \t":
+            continue
+        match = _PY_EXC.fullmatch(line.strip()[:_LINE_CAP])
+        return (match.group(1), match.group(2) or "") if match else None
+    return None
+
+
+def _python(text: str, lines: list[str]) -> Fingerprint | None:
+    if 'File "' not in text:
+        return None
+    frames = _PY_FRAME.findall(text)
+    if not frames:
+        return None
+    last_frame = frames[-1][0]
+    start = max(i for i, line in enumerate(lines) if 'File "' in line and last_frame in line) + 1
+    exc = _python_exception(lines, start)
+    if exc is None:
+        return None
+    cls, message = exc
+    body = f"{cls}: {_mask_message(message)}" if message.strip() else cls
+    return _make("python", f"{body}@{_python_frame(frames)}")
+
+
+# pytest ----------------------------------------------------------------------------
+_PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
+
+
+def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
+    if "FAILED " not in text and "ERROR " not in text:
+        return None
+    match = _PYTEST.search(text)
+    if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
+        return None
+    status, nodeid, message = match.groups()
+    return _make("test", f"pytest {status} {nodeid} - {_mask_message(message or '')}")
+
+
+# Go --------------------------------------------------------------------------------
+_GO_PANIC = re.compile(r"^(panic|fatal error): ([^\n]*)", re.M)
+_GO_FUNC = re.compile(r"^([\w./*()-]+?\.[\w.*()-]+)\([^\n]*\)\n\t([^\n]+?):\d+", re.M)
+_GO_RUNTIME = ("runtime.", "testing.", "sync.", "panic(", "internal/", "reflect.")
+_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)[^\n]*\n((?:[ \t]+[^\n]*\n?){0,40})", re.M)
+_GO_TESTIFY = re.compile(r"^\s*Error:\s+(\S[^\n]*)", re.M)
+_GO_LOCATED = re.compile(r"^\s*[\w./-]+\.go:\d+: ?")
+_GO_BUILD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+\.go:\d+(?::\d+)?: ([^\n]+)", re.M)
+
+
+def _go_frame(text: str, start: int) -> str:
+    for func, path in _GO_FUNC.findall(text, start):
+        if not func.startswith(_GO_RUNTIME):
+            return f"@{_basename(path)}:{func}"
+    return ""
+
+
+def _go_test(text: str) -> Fingerprint | None:
+    match = _GO_FAIL.search(text)
+    if not match:
+        return None
+    name, body = match.groups()
+    testify = _GO_TESTIFY.search(body)
+    if testify:
+        detail = testify.group(1)
+    else:
+        detail = next((_GO_LOCATED.sub("", ln) for ln in body.splitlines() if ln.strip()), "")
+    return _make("go", f"--- FAIL: {name}: {_mask_message(detail)}")
+
+
+def _go(text: str, lines: list[str]) -> Fingerprint | None:
+    if "goroutine " in text:
+        match = _GO_PANIC.search(text)
+        if match:
+            kind, message = match.groups()
+            return _make("go", f"{kind}: {_mask_message(message)}{_go_frame(text, match.end())}")
+    if "--- FAIL: " in text:
+        return _go_test(text)
+    if ".go:" in text:
+        match = _GO_BUILD.search(text)
+        if match:
+            return _make("go", _mask_message(match.group(1)))
+    return None
+
+
+# Java ------------------------------------------------------------------------------
+_JAVA_HEAD = re.compile(
+    r"^(?:Exception in thread \"[^\"\n]*\" |Caused by: )?((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*)(?:: ?([^\n]*))?\n"
+    r"(?:[^\n]*\n){0,8}?\s+at [\w$.<>/]+\(",
+    re.M,
+)
+_JAVA_FRAME = re.compile(r"^\s+at ([\w$.<>/]+)\(", re.M)
+_JAVA_LIBRARY = ("java.", "javax.", "jdk.", "sun.", "org.junit.", "junit.", "org.apache.maven.", "kotlin.")
+_JAVAC = re.compile(r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?\s*symbol:\s*([^\n]*))?", re.M)
+
+
+def _java(text: str, lines: list[str]) -> Fingerprint | None:
+    if ".java:" in text:
+        match = _JAVAC.search(text)
+        if match:
+            symbol = f" [{_mask_message(match.group(2))}]" if match.group(2) else ""
+            return _make("java", f"javac error: {_mask_message(match.group(1))}{symbol}")
+    if "\tat " not in text and "    at " not in text:
+        return None
+    heads = list(_JAVA_HEAD.finditer(text))
+    if not heads:
+        return None
+    root = heads[-1]  # the last "Caused by" is the root cause
+    frames = _JAVA_FRAME.findall(text, root.end() - 1)
+    own = next((f for f in frames if not f.startswith(_JAVA_LIBRARY)), frames[0] if frames else "")
+    where = f"@{own.rsplit('.', 2)[-2]}.{own.rsplit('.', 1)[-1]}" if "." in own else f"@{own}"
+    return _make("java", f"{root.group(1)}: {_mask_message(root.group(2) or '')}{where}")
+
+
+# TypeScript / JavaScript --------------------------------------------------------------
+_TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
+_JS_FRAME = re.compile(r"^\s+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))\s*$", re.M)
+_JS_EXC = re.compile(
+    r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M
+)
+_JS_LINECOL = re.compile(r":\d+(?::\d+)?$")
+_JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
+_JEST = re.compile(r"^\s*● ([^\n]+)\n(?:\s*\n)*\s*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)
+
+
+def _js_frame(text: str, start: int) -> str:
+    for match in _JS_FRAME.finditer(text, start):
+        func, where, bare = match.groups()
+        location = where or bare or ""
+        if any(lib in location for lib in _JS_LIBRARY):
+            continue
+        file = _JS_LINECOL.sub("", _basename(location))
+        return f"@{file}:{func}" if func else f"@{file}"
+    return ""
+
+
+def _typescript(text: str, lines: list[str]) -> Fingerprint | None:
+    if "error TS" not in text:
+        return None
+    match = _TSC.search(text)
+    return _make("typescript", f"{match.group(1)}: {_mask_message(match.group(2))}") if match else None
+
+
+def _jest(text: str, lines: list[str]) -> Fingerprint | None:
+    if "●" not in text:
+        return None
+    match = _JEST.search(text)
+    if not match:
+        return None
+    name, what = match.groups()
+    return _make("test", f"jest ● {name.strip()}: {_mask_message(what)}")
+
+
+def _javascript(text: str, lines: list[str]) -> Fingerprint | None:
+    if " at " not in text and "Node.js v" not in text:
+        return None
+    if not _JS_FRAME.search(text) and "Node.js v" not in text:
+        return None
+    match = _JS_EXC.search(text)
+    if not match:
+        return None
+    cls, code, message = match.groups()
+    anchor = f"{cls} [{code}]" if code else cls
+    return _make("javascript", f"{anchor}: {_mask_message(message)}{_js_frame(text, match.end())}")
+
+
+# One-line families: the first line matching the family's regex is the error ---------------
+_HTTP_REASONS = {
+    "400": "Bad Request", "401": "Unauthorized", "402": "Payment Required", "403": "Forbidden",
+    "404": "Not Found", "405": "Method Not Allowed", "406": "Not Acceptable",
+    "407": "Proxy Authentication Required", "408": "Request Timeout", "409": "Conflict",
+    "410": "Gone", "411": "Length Required", "412": "Precondition Failed",
+    "413": "Payload Too Large", "414": "URI Too Long", "415": "Unsupported Media Type",
+    "416": "Range Not Satisfiable", "417": "Expectation Failed", "418": "I'm a teapot",
+    "421": "Misdirected Request", "422": "Unprocessable Entity", "423": "Locked",
+    "424": "Failed Dependency", "425": "Too Early", "426": "Upgrade Required",
+    "428": "Precondition Required", "429": "Too Many Requests",
+    "431": "Request Header Fields Too Large", "451": "Unavailable For Legal Reasons",
+    "500": "Internal Server Error", "501": "Not Implemented", "502": "Bad Gateway",
+    "503": "Service Unavailable", "504": "Gateway Timeout", "505": "HTTP Version Not Supported",
+    "507": "Insufficient Storage", "508": "Loop Detected", "511": "Network Authentication Required",
+    "300": "Multiple Choices", "301": "Moved Permanently", "302": "Found", "303": "See Other",
+    "304": "Not Modified", "307": "Temporary Redirect", "308": "Permanent Redirect",
+}
+_REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
+_HTTP = re.compile(
+    r"\bHTTP/\d(?:\.\d)?\s+([1-5]\d\d)\b"
+    r"|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*([1-5]\d\d)\b"
+    rf"|\b([1-5]\d\d)\s+(?:{_REASON_ALT}|Client Error|Server Error)\b"
+)
+
+
+def _http(text: str, lines: list[str]) -> Fingerprint | None:
+    for match in _HTTP.finditer(text):
+        code = match.group(1) or match.group(2) or match.group(3)
+        if code in _HTTP_REASONS or match.group(1) or match.group(2):
+            return _make("http", f"{code} {_HTTP_REASONS.get(code, '')}".strip())
+    return None
+
+
+def _first_group(match: re.Match[str]) -> str:
+    return _mask_message(match.group(1))
+
+
+_NPM_DETAIL = re.compile(
+    r"^npm (?:ERR!|error) ((?!code |errno |syscall |path |A complete log|Log files|$)[^\n]+)", re.M
+)
+
+
+def _npm_code(match: re.Match[str]) -> str:
+    """npm prints ``code X`` and then the message: key on both."""
+    detail = _NPM_DETAIL.search(match.string)
+    return f"{match.group(1)}: {_mask_message(detail.group(1)) if detail else ''}"
+
+
+def _command(match: re.Match[str]) -> str:
+    return f"command not found: {match.group(1) or match.group(2)}"
+
+
+_C_DIAG = r"^[^\s:][^\n:]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm):\d+(?::\d+)?: ((?:fatal )?error: [^\n]*)"
+_PIP_ERROR = r"^ERROR: ((?:Could not|Cannot install|ResolutionImpossible|Invalid requirement|Failed building|Double requirement)[^\n]*)"
+_NET_CODES = r"\b(E(?:CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|PIPE)\b[^\n]*)"
+_NET_PHRASES = (
+    r"((?:Connection refused|Connection reset by peer|Connection timed out|Name or service not known"
+    r"|Temporary failure in name resolution|Could not resolve host|No route to host|Network is unreachable)[^\n]*)"
+)
+# (kind, cheap substring that must be present, regex, body of the key from the match)
+_LINE_FAMILIES: tuple[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("c", "rror", re.compile(_C_DIAG, re.M), _first_group),
+    ("c", "undefined reference", re.compile(r"(undefined reference to [^\n]*)"), _first_group),
+    ("c", "Assertion", re.compile(r"^[^\n:]*: ([^\n]*: Assertion [^\n]* failed\.)", re.M), _first_group),
+    ("c", "Sanitizer", re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
+    ("go", "panic: ", re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
+    ("go", "fatal error: ", re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("database", "ERROR:  ", re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M), _first_group),
+    ("database", "psql: error", re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
+    ("database", " error near line ", re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M), _first_group),
+    ("database", "sqlite", re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
+    ("pip", "ERROR: ", re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M), _first_group),
+    ("pip", "ERROR: ", re.compile(_PIP_ERROR, re.M), _first_group),
+    ("pip", "error: ", re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M), _first_group),
+    ("npm", "npm ", re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
+    ("npm", "npm ", _NPM_DETAIL, _first_group),
+    ("network", "curl: (", re.compile(r"(curl: \(\d+\) [^\n]*)"), _first_group),
+    ("network", "E", re.compile(_NET_CODES), _first_group),
+    ("network", "n", re.compile(_NET_PHRASES), _first_group),
+    ("shell", "not found", re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
+    ("shell", "No such file", re.compile(r"^([\w.+-]+: [^\n]*No such file or directory)", re.M), _first_group),
+    ("shell", "ermission denied", re.compile(r"^([\w.+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
+    ("shell", "(core dumped)", re.compile(r"((?:Segmentation fault|Aborted|Bus error|Killed|Illegal instruction)[^\n]*\(core dumped\))"), _first_group),
+)
+
+
+def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
+    for kind, needle, regex, body in _LINE_FAMILIES:
+        if needle in text:
+            match = regex.search(text)
+            if match:
+                return _make(kind, body(match))
+    return None
+
+
+# Bare exception line (no traceback around it) -------------------------------------------
+_BARE_EXC = re.compile(
+    r"^((?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Failure))"
+    r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$",
+    re.M,
+)
+_JS_ONLY = frozenset({"ReferenceError", "RangeError", "URIError", "EvalError", "AggregateError"})
+
+
+def _exception_kind(cls: str, code: str | None) -> str:
+    if cls in _JS_ONLY or code:
+        return "javascript"
+    if cls.startswith(("java.", "javax.", "org.", "com.")):
+        return "java"
+    if cls in _PY_BUILTINS or "." in cls:
+        return "python"
+    return "exception"
+
+
+def _bare_exception(text: str, lines: list[str]) -> Fingerprint | None:
+    if ":" not in text and "Interrupt" not in text:
+        return None
+    match = _BARE_EXC.search(text)
+    if not match:
+        return None
+    cls, code, message = match.groups()
+    anchor = f"{cls} [{code}]" if code else cls
+    return _make(_exception_kind(cls, code), f"{anchor}: {_mask_message(message or '')}")
+
+
+# Exit codes: only meaningful together with the line that explains them ---------------------
+_EXIT = re.compile(
+    r"(?:exit(?:ed with)? (?:status|code)|returned non-zero exit status|Error) (\d{1,3})\b",
+    re.I,
+)
+_ERROR_WORD = re.compile(
+    r"\b(?:error|errors|fail|failed|failure|fatal|exception|panic|panicked|traceback|denied|refused"
+    r"|not found|cannot|can't|unable|invalid|timed? ?out|abort(?:ed)?|missing|undefined|unknown)\b",
+    re.I,
+)
+
+
+def _informative_line(lines: list[str]) -> str:
+    """The line most likely to name the error: an error word that is not an exit-status line."""
+    nonempty = [ln for ln in lines if ln.strip()]
+    if len(nonempty) == 1:
+        return nonempty[0][:_LINE_CAP]
+    for line in nonempty:
+        cut = line[:_LINE_CAP]
+        if _ERROR_WORD.search(cut) and not _EXIT.search(cut):
+            return cut
+    plain = [ln for ln in nonempty if not _EXIT.search(ln[:_LINE_CAP])]
+    return (plain[-1] if plain else nonempty[-1] if nonempty else "")[:_LINE_CAP]
+
+
+def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
+    if "xit" not in text and "Error " not in text and "exit" not in text:
+        return None
+    for line in reversed(lines):
+        match = _EXIT.search(line[:_LINE_CAP])
+        if match and len(lines) > 1:
+            return _make("shell", f"exit {match.group(1)}: {_mask(_informative_line(lines))}")
+    return None
+
+
+def _fallback(text: str, lines: list[str]) -> Fingerprint:
+    return _make("fallback", _mask(_informative_line(lines)))
+
+
+_DETECTORS: tuple[_Detector, ...] = (
+    _rust,
+    _pytest,
+    _python,
+    _go,
+    _java,
+    _typescript,
+    _jest,
+    _javascript,
+    _http,
+    _line_family,
+    _bare_exception,
+    _exit_code,
+)
+
+_EMPTY = Fingerprint("empty", "empty:", ("empty:",))
+
+
+def _window(text: str) -> str:
+    """Bound the work on huge inputs: errors are announced at the start or summarised at the end."""
+    if len(text) <= 2 * _WINDOW:
+        return text
+    return f"{text[:_WINDOW]}\n{text[-_WINDOW:]}"
+
+
+def _fingerprint(text: str) -> Fingerprint:
+    window = _window(text).replace("\r\n", "\n")
+    if not window.strip():
+        return _EMPTY
+    lines = window.split("\n")
+    for detect in _DETECTORS:
+        found = detect(window, lines)
+        if found is not None:
+            return found
+    return _fallback(window, lines)
+
+
+def fingerprint(text: str) -> Fingerprint:
+    """Fingerprint raw tool output. Never raises: a stored log must not crash its reader."""
+    try:
+        return _fingerprint(text)
+    except Exception:  # a defect here must degrade grouping, never crash the server (spec defect 10)
+        return _make("fallback", _mask(str(text)[:_LINE_CAP]))

@@ -1,0 +1,112 @@
+"""Pure loop detection: which PRESENT slots repeat often enough to be archived (spec §6).
+
+Fixes defect 11: every group that reached the threshold is mitigated, in a deterministic order,
+and an exact repeat and a fingerprint match both join the same group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .model import Slot
+
+SIGNATURE_CHARS = 80
+EVIDENCE_CHARS = 300
+
+ANCHOR_TEMPLATE = (
+    "[SYSTEM ANCHOR] Loop detected ({method}): the same error pattern appeared {count} times. "
+    'Last signature: "{signature}...". CURRENT STRATEGY EXHAUSTED. Mandatory: completely change '
+    "approach. Do not repeat the same action. Try another tool, another file, or consult the user."
+)
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class LoopGroup:
+    """A set of PRESENT slots that are the same error, and the anchor that replaces them."""
+
+    slot_ids: tuple[int, ...]  # oldest first
+    method: str  # "exact" when every log is the same text, else "fingerprint"
+    signature: str
+    evidence: str
+    fingerprint: str
+    fingerprint_keys: tuple[str, ...]
+
+    @property
+    def anchor_text(self) -> str:
+        return ANCHOR_TEMPLATE.format(method=self.method, count=len(self.slot_ids), signature=self.signature)
+
+
+_STRONG_ERROR = re.compile(
+    r"(?i)error|exception|panick|fatal|traceback|denied|refused|no such|not found|timed? ?out|abort|assert"
+)
+_WEAK_ERROR = re.compile(r"(?i)fail|warn|invalid|cannot|unable")
+
+
+def error_excerpt(text: str, limit: int) -> str:
+    """The lines of a log that carry the error (a line ending in ':' brings the next), on one line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for pattern in (_STRONG_ERROR, _WEAK_ERROR):
+        picked: list[str] = []
+        for index, line in enumerate(lines):
+            if pattern.search(line):
+                picked.append(line)
+                if line.endswith(":") and index + 1 < len(lines):
+                    picked.append(lines[index + 1])
+        if picked:
+            return one_line(" | ".join(dict.fromkeys(picked)), limit)
+    return one_line(lines[-1] if lines else "", limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Collapse whitespace so an excerpt can never span lines, then cut to limit characters."""
+    flat = _WHITESPACE.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
+    """Group PRESENT slots that share an exact text or any fingerprint key; keep groups >= threshold."""
+    recorded = [s for s in slots if s.raw_log is not None]
+    if len(recorded) < threshold:
+        return []
+    parent = list(range(len(recorded)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for index, slot in enumerate(recorded):
+        keys = ("exact:" + (slot.raw_log or "").strip(), *slot.fingerprint_keys)
+        for key in keys:
+            first = owner.setdefault(key, index)
+            if first != index:
+                parent[find(index)] = find(first)
+
+    members: dict[int, list[Slot]] = {}
+    for index, slot in enumerate(recorded):
+        members.setdefault(find(index), []).append(slot)
+
+    groups = [sorted(g, key=lambda s: s.sequence_order) for g in members.values() if len(g) >= threshold]
+    groups.sort(key=lambda g: g[0].sequence_order)
+    return [_describe(group) for group in groups]
+
+
+def _describe(group: list[Slot]) -> LoopGroup:
+    newest = group[-1]
+    texts = {(s.raw_log or "").strip() for s in group}
+    exact = len(texts) == 1
+    key = (newest.raw_log or "") if exact else (newest.fingerprint or newest.raw_log or "")
+    return LoopGroup(
+        slot_ids=tuple(s.id for s in group),
+        method="exact" if exact else "fingerprint",
+        signature=_WHITESPACE.sub(" ", key).strip()[:SIGNATURE_CHARS],
+        evidence=error_excerpt(newest.raw_log or "", EVIDENCE_CHARS),
+        fingerprint=newest.fingerprint or "",
+        fingerprint_keys=newest.fingerprint_keys,
+    )

@@ -1,0 +1,233 @@
+"""Value objects shared by the engine, the stores and the edges; no I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class TemporalState(StrEnum):
+    """Where a slot sits on the timeline (spec §2.2)."""
+
+    PRESENT = "PRESENT"
+    PAST = "PAST"
+    FUTURE = "FUTURE"
+
+
+class ConstraintType(StrEnum):
+    """DERIVED: scar tissue from a failure. PROSPECTIVE: foresight (deadlines, windows)."""
+
+    DERIVED = "DERIVED"
+    PROSPECTIVE = "PROSPECTIVE"
+
+
+class Origin(StrEnum):
+    """How a slot came to exist."""
+
+    RECORD = "record"  # vlk_record_state
+    LESSON = "lesson"  # vlk_time_travel
+    ANCHOR = "anchor"  # loop interception
+    CONSOLIDATED = "consolidated"  # consolidation of several constraints
+
+
+class Retired(StrEnum):
+    """Why a slot left PRESENT or FUTURE for PAST."""
+
+    TIME_TRAVEL = "time_travel"
+    LOOP = "loop"
+    REVOKED = "revoked"
+    CONSOLIDATED = "consolidated"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One row of the timeline joined to its (immutable) content."""
+
+    id: int
+    session_id: str
+    sequence_order: int
+    temporal_state: TemporalState
+    origin: Origin
+    created_at: str
+    content_id: int | None = None
+    raw_log: str | None = None
+    file_context: str | None = None
+    tool_payload: str | None = None
+    learning_summary: str | None = None
+    constraint_type: ConstraintType | None = None
+    evidence: str | None = None
+    fingerprint: str | None = None
+    fingerprint_keys: tuple[str, ...] = ()
+    fingerprint_version: int | None = None
+    retired_reason: Retired | None = None
+    retired_by: int | None = None
+    lessons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NewSlot:
+    """What the engine asks a store to insert; the store assigns id and sequence."""
+
+    session_id: str
+    temporal_state: TemporalState
+    origin: Origin
+    content_id: int | None = None
+    learning_summary: str | None = None
+    constraint_type: ConstraintType | None = None
+    evidence: str | None = None
+    fingerprint: str | None = None
+    fingerprint_keys: tuple[str, ...] = ()
+    fingerprint_version: int | None = None
+    lessons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Two active constraints that give opposite directives."""
+
+    first_id: int
+    second_id: int
+    description: str
+    keyword_a: str
+    keyword_b: str
+
+
+# ---- results returned by the library API (and, as structuredContent, by the MCP tools) ----
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """A PRESENT slot was recorded."""
+
+    session_id: str
+    timeline_id: int
+    content_id: int
+    sequence_order: int
+    fingerprint: str
+    fingerprint_kind: str
+    repeats: int  # PRESENT slots of this session sharing the fingerprint, this one included
+    repeat_ids: list[int] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class TimeTravelResult:
+    """PRESENT slots were archived and a FUTURE constraint injected."""
+
+    session_id: str
+    constraint_id: int
+    constraint_type: str
+    learning: str
+    evidence: str
+    moved_ids: list[int]
+    ignored_ids: list[int]
+    tokens_saved: int
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """A slot as the listing tools show it (key order follows the prototype's JSON)."""
+
+    id: int
+    content_id: int | None
+    session_id: str
+    sequence_order: int
+    temporal_state: str
+    learning_summary: str | None
+    created_at: str
+    constraint_type: str | None
+    raw_log: str | None
+    file_context: str | None
+    tool_payload: str | None
+    evidence: str | None
+    origin: str
+    fingerprint: str | None
+    retired_reason: str | None
+    retired_by: int | None
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    """Slots of a session, newest first."""
+
+    session_id: str
+    limit: int
+    slots: list[SlotView]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Slots of a session whose text contains the query, newest first."""
+
+    session_id: str
+    query: str
+    limit: int
+    slots: list[SlotView]
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    """Counts per temporal state and the token weight of live and archived logs."""
+
+    session_id: str
+    total: int
+    present: int
+    past: int
+    future: int
+    active_tokens: int
+    archived_tokens: int
+
+
+@dataclass(frozen=True)
+class LoopReport:
+    """One loop the pipeline intercepted."""
+
+    anchor_id: int
+    method: str  # "exact" or "fingerprint"
+    occurrences: int
+    archived_ids: list[int]
+    signature: str
+    tokens_saved: int
+
+
+@dataclass(frozen=True)
+class MergeReport:
+    """One consolidation the pipeline performed."""
+
+    consolidated_id: int
+    constraint_type: str
+    merged_ids: list[int]
+    lessons: int
+    kept: int
+
+
+@dataclass(frozen=True)
+class ConflictView:
+    """A conflict as reported to clients."""
+
+    first_id: int
+    second_id: int
+    description: str
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """The rendered active context plus what the pipeline did to produce it."""
+
+    session_id: str
+    text: str
+    tokens: int
+    constraint_ids: list[int]
+    present_ids: list[int]
+    loops: list[LoopReport]
+    merges: list[MergeReport]
+    conflicts: list[ConflictView]
+    tokens_saved: int
+
+
+@dataclass(frozen=True)
+class RevokeResult:
+    """A FUTURE constraint was moved to PAST."""
+
+    session_id: str
+    constraint_id: int

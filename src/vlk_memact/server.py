@@ -1,0 +1,199 @@
+"""build_server(memory): the seven vlk tools over MCP, thin wrappers around Memory.
+
+Each tool validates through the engine, renders the prototype's text (spec §4) and returns the
+typed result as structuredContent. Expected failures (VlkError) become isError results whose
+message says what to fix; an unknown tool name is a JSON-RPC invalid-params error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from . import render
+from .engine import Memory
+from .errors import VlkError
+from .model import (
+    ContextResult,
+    HistoryResult,
+    RecordResult,
+    RevokeResult,
+    SearchResult,
+    SummaryResult,
+    TimeTravelResult,
+)
+
+SERVER_NAME = "Vlk MemAct"
+
+INSTRUCTIONS = """\
+Vlk MemAct is your working memory across steps and sessions. Follow this protocol:
+1. After every failed command, error, or important observation, call vlk_record_state with the raw log.
+2. Before every step, call vlk_fetch_context and obey its FUTURE constraints
+   ([PREVENTIVE FUTURE CONSTRAINT], [PROSPECTIVE CONSTRAINT], [SYSTEM ANCHOR]) before anything else.
+   Repeated errors (3 or more) are archived automatically and replaced by a [SYSTEM ANCHOR]: change approach.
+3. When you are stuck in a loop or the context is cluttered, call vlk_time_travel with the ids of the
+   PRESENT slots to archive, the lesson learned, and a raw_log_excerpt as evidence.
+4. If constraints conflict, revoke the wrong one with vlk_revoke_future.
+Ids are the [id:N] tags in vlk_fetch_context and the ids of vlk_get_history."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+ARCHIVES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+# fetch_context writes (it archives loops and merges constraints) but a second call changes nothing.
+PIPELINE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+SessionId = Annotated[
+    str | None,
+    Field(description="Optional. Defaults to 'default'. One session per agent task; blank means 'default'."),
+]
+
+T = TypeVar("T")
+
+
+def _package_version() -> str:
+    try:
+        return version("vlk-memact")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0"
+
+
+def _result(text: str, data: Any) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=dataclasses.asdict(data),
+    )
+
+
+def _call(action: Callable[[], T]) -> T:
+    """Run an engine call; expected failures reach the model as isError text."""
+    try:
+        return action()
+    except VlkError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def build_server(memory: Memory) -> MCPServer:
+    """An MCPServer exposing the seven tools over one Memory."""
+    server = MCPServer(
+        SERVER_NAME,
+        version=_package_version(),
+        instructions=INSTRUCTIONS,
+        subscriptions=False,
+        log_level=memory.settings.log_level,  # type: ignore[arg-type]
+    )
+
+    @server.tool(title="Time travel: archive slots and inject a lesson", annotations=ARCHIVES)
+    def vlk_time_travel(
+        target_timeline_ids: Annotated[
+            list[int], Field(description="PRESENT slot ids to move to PAST ([id:N] tags of vlk_fetch_context).")
+        ],
+        learning: Annotated[str, Field(description="The lesson, injected as a FUTURE constraint.")],
+        raw_log_excerpt: Annotated[
+            str,
+            Field(description="REQUIRED. 1-2 sentences of the original error/log that grounds the lesson."),
+        ],
+        constraint_type: Annotated[
+            str | None,
+            Field(
+                description="DERIVED (default): scar tissue from failure. "
+                "PROSPECTIVE: foresight such as deadlines or maintenance windows.",
+                json_schema_extra={"enum": ["DERIVED", "PROSPECTIVE"]},
+            ),
+        ] = None,
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, TimeTravelResult]:
+        """Archive PRESENT slots to PAST and inject a FUTURE constraint. Use it when stuck in a failure loop
+        or when the context is cluttered; raw_log_excerpt is required as evidence."""
+        result = _call(
+            lambda: memory.time_travel(
+                target_timeline_ids=target_timeline_ids,
+                learning=learning,
+                raw_log_excerpt=raw_log_excerpt,
+                constraint_type=constraint_type,
+                session_id=session_id,
+            )
+        )
+        return _result(render.time_travel_text(result), result)
+
+    @server.tool(title="Timeline history", annotations=READ_ONLY)
+    def vlk_get_history(
+        limit: Annotated[int, Field(description="Max records to return (1-500).")] = 50,
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, HistoryResult]:
+        """The session's full timeline in every state, newest first, with ids. Use it to audit or to find ids."""
+        result = _call(lambda: memory.get_history(limit=limit, session_id=session_id))
+        return _result(render.slots_json(result.slots), result)
+
+    @server.tool(title="Search memory", annotations=READ_ONLY)
+    def vlk_search_memory(
+        query: Annotated[str, Field(description="Keyword or phrase to search for (literal, case-insensitive).")],
+        limit: Annotated[int, Field(description="Max records to return (1-500).")] = 20,
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Search logs, file context, lessons and evidence of the session, archived ones included."""
+        result = _call(lambda: memory.search_memory(query=query, limit=limit, session_id=session_id))
+        return _result(render.slots_json(result.slots), result)
+
+    @server.tool(title="Summarize session", annotations=READ_ONLY)
+    def vlk_summarize_session(session_id: SessionId = None) -> Annotated[CallToolResult, SummaryResult]:
+        """Counts of PRESENT, PAST and FUTURE slots and the token weight of the session."""
+        result = _call(lambda: memory.summarize_session(session_id=session_id))
+        return _result(render.summary_text(result), result)
+
+    @server.tool(title="Fetch active context", annotations=PIPELINE)
+    def vlk_fetch_context(session_id: SessionId = None) -> Annotated[CallToolResult, ContextResult]:
+        """The clean active context (FUTURE constraints, then PRESENT slots). Call it before every step.
+        It archives errors repeated 3+ times behind a [SYSTEM ANCHOR], merges constraints above 5 and
+        flags conflicting directives."""
+        result = _call(lambda: memory.fetch_context(session_id=session_id))
+        return _result(result.text, result)
+
+    @server.tool(title="Revoke a FUTURE constraint", annotations=ARCHIVES)
+    def vlk_revoke_future(
+        timeline_id: Annotated[int, Field(description="The timeline id of the FUTURE constraint to revoke.")],
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, RevokeResult]:
+        """Revoke a FUTURE constraint (move it to PAST) when it was learned wrongly or no longer applies."""
+        result = _call(lambda: memory.revoke_future(timeline_id=timeline_id, session_id=session_id))
+        return _result(render.revoke_text(result), result)
+
+    @server.tool(title="Record state", annotations=APPEND)
+    def vlk_record_state(
+        raw_log: Annotated[str, Field(description="REQUIRED. The error message, log line, or observation.")],
+        file_context: Annotated[str | None, Field(description="Optional file path or module.")] = None,
+        tool_payload: Annotated[
+            str | dict[str, Any] | list[Any] | None,
+            Field(description="Optional JSON payload of the tool call (string or JSON value)."),
+        ] = None,
+        session_id: SessionId = None,
+    ) -> Annotated[CallToolResult, RecordResult]:
+        """Record a log, error or observation as a PRESENT slot. Call it after every failure, before
+        vlk_fetch_context; the result returns the timeline id the other tools take."""
+        result = _call(
+            lambda: memory.record_state(
+                raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
+            )
+        )
+        return _result(render.record_text(result), result)
+
+    tool_names = frozenset(t.name for t in server._tool_manager.list_tools())  # noqa: SLF001
+
+    async def reject_unknown_tools(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """The spec wants an unknown tool to be a protocol error (-32602), not an isError result."""
+        if ctx.method == "tools/call" and isinstance(ctx.params, dict):
+            name = ctx.params.get("name")
+            if name not in tool_names:
+                raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Available: {', '.join(sorted(tool_names))}")
+        return await call_next(ctx)
+
+    server.middleware.append(reject_unknown_tools)
+    return server

@@ -1,0 +1,83 @@
+"""The storage contract the engine is written against, and open_store(url) to pick a backend.
+
+A store hands out transactions; a transaction offers the few operations the engine needs. The
+engine never sees SQL or a driver type, so a new backend needs no engine change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from ..errors import ConfigError
+from ..model import NewSlot, Retired, Slot, TemporalState
+
+
+class Transaction(Protocol):
+    """Operations inside one transaction; all of them see the same snapshot."""
+
+    def add_content(self, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        """Store content once: identical (raw_log, file_context, tool_payload) returns the existing id."""
+
+    def insert_slot(self, slot: NewSlot) -> Slot:
+        """Insert at the session's next sequence number (unique per session) and return the row."""
+
+    def slots(self, session_id: str, state: TemporalState) -> list[Slot]:
+        """Slots of a session in one state, oldest first."""
+
+    def slots_by_id(self, session_id: str, ids: Sequence[int]) -> list[Slot]:
+        """The slots of this session among ids (others are silently absent), oldest first."""
+
+    def count_fingerprint(self, session_id: str, fingerprint: str) -> list[int]:
+        """Ids of the session's PRESENT slots with this primary fingerprint, oldest first (indexed)."""
+
+    def retire(
+        self, session_id: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
+    ) -> list[int]:
+        """Move slots of this session still in from_state to PAST; return the ids that moved."""
+
+    def update_fingerprints(self, updates: Sequence[tuple[int, str, tuple[str, ...], int]]) -> None:
+        """Store (slot id, fingerprint, keys, version) for slots fingerprinted by an older algorithm."""
+
+    def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
+        """Record that a constraint was learned from ('archived') or merged from ('merged') slots."""
+
+    def history(self, session_id: str, limit: int) -> list[Slot]:
+        """All slots of a session, newest first."""
+
+    def search(self, session_id: str, query: str, limit: int) -> list[Slot]:
+        """Slots whose log, file context, lesson or evidence contains query (case-insensitive, literal)."""
+
+    def counts(self, session_id: str) -> dict[TemporalState, tuple[int, int]]:
+        """Per state: (number of slots, characters of raw_log)."""
+
+
+class Store(Protocol):
+    """A database holding the timeline; safe to share between threads."""
+
+    url: str
+
+    def write(self) -> AbstractContextManager[Transaction]:
+        """A write transaction that holds the write lock from its first statement (BEGIN IMMEDIATE)."""
+
+    def read(self) -> AbstractContextManager[Transaction]:
+        """A read-only transaction over one consistent snapshot."""
+
+    def close(self) -> None:
+        """Release connections; the store cannot be used afterwards."""
+
+
+def open_store(url: str | None, busy_timeout_ms: int = 5000) -> Store:
+    """Open the store a DATABASE_URL names; None means the SQLite file in the user's data directory."""
+    from .sqlite import SqliteStore, sqlite_target
+
+    if url is None or url.startswith("sqlite:"):
+        return SqliteStore(sqlite_target(url), busy_timeout_ms=busy_timeout_ms)
+    scheme = url.split(":", 1)[0] if ":" in url else url
+    raise ConfigError(
+        f"DATABASE_URL scheme {scheme!r} is not supported; use sqlite:PATH, sqlite:///ABS/PATH or sqlite::memory:."
+    )
+
+
+__all__ = ["Store", "Transaction", "open_store"]

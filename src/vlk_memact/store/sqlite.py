@@ -1,0 +1,290 @@
+"""SqliteStore: the embedded default, on the stdlib sqlite3 module.
+
+One connection per store, shared by the SDK's worker threads behind a lock (spec-independent
+pitfall: sqlite3 objects are thread-bound by default). WAL, a busy timeout and BEGIN IMMEDIATE
+make several processes on one file safe; a UNIQUE index keeps sequence numbers unique.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import parse_qsl, quote
+
+from ..errors import ConfigError, StoreError
+from ..model import ConstraintType, NewSlot, Origin, Retired, Slot, TemporalState
+from .sqlite_schema import content_hash, migrate
+
+log = logging.getLogger(__name__)
+
+MEMORY = ":memory:"
+LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked database before giving up
+_SEPARATOR = "\x1f"
+
+_SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
+    t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
+    t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
+    t.retired_by, t.lessons
+FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
+
+
+def default_path() -> Path:
+    """A file in the user's data directory, never the working directory (fixes defect 18)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("vlk-memact", appauthor=False)) / "vlk.db"
+
+
+def sqlite_target(url: str | None) -> str:
+    """Turn a DATABASE_URL into a SQLite URI filename (or ':memory:')."""
+    if url is None:
+        path = default_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return "file:" + quote(str(path)) + "?mode=rwc"
+    rest = url[len("sqlite:") :]
+    if rest in (MEMORY, "//" + MEMORY, "///" + MEMORY):
+        return MEMORY
+    if rest.startswith("//"):
+        rest = rest[2:]  # sqlite:///abs/path -> /abs/path ; sqlite://rel/path -> rel/path
+    path_part, _, query = rest.partition("?")
+    if not path_part:
+        raise ConfigError(f"DATABASE_URL {url!r} names no file; use sqlite:PATH or sqlite::memory:.")
+    params = dict(parse_qsl(query))
+    mode = params.get("mode", "rwc")
+    if mode not in ("ro", "rw", "rwc"):
+        raise ConfigError(f"DATABASE_URL mode must be ro, rw or rwc, got {mode!r}.")
+    path = Path(path_part).expanduser().resolve()
+    if mode == "rwc":
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return "file:" + quote(str(path)) + f"?mode={mode}"
+
+
+def _fold(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
+
+
+class SqliteStore:
+    """The Store protocol over one SQLite file."""
+
+    def __init__(self, target: str, busy_timeout_ms: int = 5000) -> None:
+        self.url = target
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                target,
+                uri=target != MEMORY,
+                check_same_thread=False,
+                isolation_level=None,  # we issue BEGIN / COMMIT ourselves
+                timeout=busy_timeout_ms / 1000,
+            )
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if target != MEMORY and "mode=ro" not in target:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() != "wal":
+                    raise StoreError(f"could not switch {target} to WAL journaling (got {mode!r})")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._conn.create_function("vlk_fold", 1, _fold, deterministic=True)
+            if "mode=ro" not in target:
+                self._with_lock_retry(lambda: migrate(self._conn))
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not open SQLite database {target}: {exc}") from exc
+        log.info("SQLite store ready at %s", target)
+
+    # ---- transactions ----
+
+    @contextmanager
+    def write(self) -> Iterator[_SqliteTx]:
+        with self._lock:
+            self._with_lock_retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            yield from self._run(self._conn)
+
+    @contextmanager
+    def read(self) -> Iterator[_SqliteTx]:
+        with self._lock:
+            self._with_lock_retry(lambda: self._conn.execute("BEGIN"))
+            yield from self._run(self._conn)
+
+    def _run(self, conn: sqlite3.Connection) -> Iterator[_SqliteTx]:
+        try:
+            yield _SqliteTx(conn)
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StoreError(f"database operation failed: {exc}") from exc
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StoreError(f"could not commit: {exc}") from exc
+
+    def _with_lock_retry(self, action):  # type: ignore[no-untyped-def]
+        """Retry an action the busy timeout could not get through, with jittered backoff."""
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        delay = 0.01
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                message = str(exc).lower()
+                if "locked" not in message and "busy" not in message:
+                    raise
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        "the database stayed locked by another process for too long; try again"
+                    ) from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
+    (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
+     fp, fp_keys, fp_version, retired, retired_by, lessons) = row
+    return Slot(
+        id=id_,
+        session_id=session,
+        sequence_order=seq,
+        temporal_state=TemporalState(state),
+        origin=Origin(origin),
+        created_at=created,
+        content_id=content_id,
+        raw_log=raw,
+        file_context=ctx,
+        tool_payload=payload,
+        learning_summary=summary,
+        constraint_type=ConstraintType(ctype) if ctype else None,
+        evidence=evidence,
+        fingerprint=fp,
+        fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
+        fingerprint_version=fp_version,
+        retired_reason=Retired(retired) if retired else None,
+        retired_by=retired_by,
+        lessons=tuple(json.loads(lessons)) if lessons else (),
+    )
+
+
+class _SqliteTx:
+    """The Transaction protocol on an open SQLite transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def add_content(self, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        digest = content_hash(raw_log, file_context, tool_payload)
+        row = self._conn.execute(
+            "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(content_hash) DO NOTHING RETURNING id",
+            (raw_log, file_context, tool_payload, digest),
+        ).fetchone()
+        if row is None:
+            row = self._conn.execute("SELECT id FROM memory_contents WHERE content_hash = ?", (digest,)).fetchone()
+        return int(row[0])
+
+    def insert_slot(self, slot: NewSlot) -> Slot:
+        row = self._conn.execute(
+            """INSERT INTO agent_timeline (session_id, sequence_order, temporal_state, origin, content_id,
+                   learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
+                   fingerprint_version, lessons)
+               VALUES (?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline WHERE session_id = ?),
+                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               RETURNING id""",
+            (
+                slot.session_id,
+                slot.session_id,
+                slot.temporal_state.value,
+                slot.origin.value,
+                slot.content_id,
+                slot.learning_summary,
+                slot.constraint_type.value if slot.constraint_type else None,
+                slot.evidence,
+                slot.fingerprint,
+                json.dumps(list(slot.fingerprint_keys), ensure_ascii=False) if slot.fingerprint_keys else None,
+                slot.fingerprint_version,
+                json.dumps(list(slot.lessons), ensure_ascii=False) if slot.lessons else None,
+            ),
+        ).fetchone()
+        return _slot(self._conn.execute(_SELECT + " WHERE t.id = ?", (row[0],)).fetchone())
+
+    def slots(self, session_id: str, state: TemporalState) -> list[Slot]:
+        rows = self._conn.execute(
+            _SELECT + " WHERE t.session_id = ? AND t.temporal_state = ? ORDER BY t.sequence_order",
+            (session_id, state.value),
+        )
+        return [_slot(r) for r in rows]
+
+    def slots_by_id(self, session_id: str, ids: Sequence[int]) -> list[Slot]:
+        rows = self._conn.execute(
+            _SELECT + " WHERE t.session_id = ? AND t.id IN (SELECT value FROM json_each(?)) ORDER BY t.sequence_order",
+            (session_id, json.dumps(list(ids))),
+        )
+        return [_slot(r) for r in rows]
+
+    def count_fingerprint(self, session_id: str, fingerprint: str) -> list[int]:
+        rows = self._conn.execute(
+            "SELECT id FROM agent_timeline WHERE session_id = ? AND temporal_state = 'PRESENT' AND fingerprint = ? "
+            "ORDER BY sequence_order",
+            (session_id, fingerprint),
+        )
+        return [r[0] for r in rows]
+
+    def retire(
+        self, session_id: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
+    ) -> list[int]:
+        rows = self._conn.execute(
+            "UPDATE agent_timeline SET temporal_state = 'PAST', retired_reason = ?, retired_by = ? "
+            "WHERE session_id = ? AND temporal_state = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id",
+            (reason.value, by, session_id, from_state.value, json.dumps(list(ids))),
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def update_fingerprints(self, updates: Sequence[tuple[int, str, tuple[str, ...], int]]) -> None:
+        self._conn.executemany(
+            "UPDATE agent_timeline SET fingerprint = ?, fingerprint_keys = ?, fingerprint_version = ? WHERE id = ?",
+            [(fp, json.dumps(list(keys), ensure_ascii=False), version, sid) for sid, fp, keys, version in updates],
+        )
+
+    def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO constraint_links (constraint_id, source_id, relation) VALUES (?, ?, ?)",
+            [(constraint_id, source, relation) for source in source_ids],
+        )
+
+    def history(self, session_id: str, limit: int) -> list[Slot]:
+        rows = self._conn.execute(
+            _SELECT + " WHERE t.session_id = ? ORDER BY t.sequence_order DESC LIMIT ?", (session_id, limit)
+        )
+        return [_slot(r) for r in rows]
+
+    def search(self, session_id: str, query: str, limit: int) -> list[Slot]:
+        # instr() on case-folded text: literal (no LIKE wildcards) and Unicode-aware (fixes defect 19).
+        rows = self._conn.execute(
+            _SELECT
+            + """ WHERE t.session_id = ? AND instr(vlk_fold(
+                    COALESCE(c.raw_log, '') || ? || COALESCE(c.file_context, '') || ? ||
+                    COALESCE(t.learning_summary, '') || ? || COALESCE(t.evidence, '')), ?) > 0
+                ORDER BY t.sequence_order DESC LIMIT ?""",
+            (session_id, _SEPARATOR, _SEPARATOR, _SEPARATOR, query.casefold(), limit),
+        )
+        return [_slot(r) for r in rows]
+
+    def counts(self, session_id: str) -> dict[TemporalState, tuple[int, int]]:
+        rows = self._conn.execute(
+            """SELECT t.temporal_state, COUNT(*), COALESCE(SUM(LENGTH(c.raw_log)), 0)
+               FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+               WHERE t.session_id = ? GROUP BY t.temporal_state""",
+            (session_id,),
+        )
+        return {TemporalState(state): (count, chars) for state, count, chars in rows}

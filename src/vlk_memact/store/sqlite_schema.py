@@ -1,0 +1,161 @@
+"""Numbered, forward-only schema migrations for the SQLite store, recorded in PRAGMA user_version.
+
+Version 0 is an empty file or a database written by the Rust prototype (spec §2.2); every step
+runs in one transaction, so a failed upgrade leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+migration = MIGRATIONS.append
+
+
+def content_hash(raw_log: str, file_context: str | None, tool_payload: str | None) -> str:
+    """Identity of a content row: identical content is stored once."""
+    blob = json.dumps([raw_log, file_context, tool_payload], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@migration
+def m001_prototype_schema(conn: sqlite3.Connection) -> None:
+    """The Rust prototype's tables as it created them, so both empty and prototype files start here."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS memory_contents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            raw_log TEXT NOT NULL,
+            file_context TEXT,
+            tool_payload TEXT)"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS agent_timeline (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            content_id INTEGER,
+            session_id TEXT NOT NULL,
+            sequence_order INTEGER NOT NULL,
+            temporal_state TEXT CHECK(temporal_state IN ('PRESENT','PAST','FUTURE')),
+            learning_summary TEXT,
+            created_at DATETIME DEFAULT CURRENT_TIMESTAMP,
+            FOREIGN KEY(content_id) REFERENCES memory_contents(id))"""
+    )
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(agent_timeline)")}
+    if "constraint_type" not in columns:  # pre-v0.5 prototype files
+        conn.execute(
+            "ALTER TABLE agent_timeline ADD COLUMN constraint_type TEXT "
+            "CHECK(constraint_type IS NULL OR constraint_type IN ('DERIVED','PROSPECTIVE'))"
+        )
+
+
+@migration
+def m002_vlk_memact_schema(conn: sqlite3.Connection) -> None:
+    """Content dedup, unique per-session sequences, evidence, fingerprints, provenance links."""
+    # Content: add its hash, fold duplicates onto the oldest row, then make the hash unique.
+    conn.execute("ALTER TABLE memory_contents ADD COLUMN content_hash TEXT")
+    keep: dict[str, int] = {}
+    remap: dict[int, int] = {}
+    for cid, raw, ctx, payload in conn.execute(
+        "SELECT id, raw_log, file_context, tool_payload FROM memory_contents ORDER BY id"
+    ).fetchall():
+        digest = content_hash(raw, ctx, payload)
+        if digest in keep:
+            remap[cid] = keep[digest]
+        else:
+            keep[digest] = cid
+            conn.execute("UPDATE memory_contents SET content_hash = ? WHERE id = ?", (digest, cid))
+    for duplicate, original in remap.items():
+        conn.execute("UPDATE agent_timeline SET content_id = ? WHERE content_id = ?", (original, duplicate))
+        conn.execute("DELETE FROM memory_contents WHERE id = ?", (duplicate,))
+    conn.execute("CREATE UNIQUE INDEX idx_contents_hash ON memory_contents(content_hash)")
+
+    # Timeline: rebuilt so the state is NOT NULL and (session, sequence) UNIQUE (defects 20, 21).
+    # Prototype files may hold duplicate sequence numbers; renumbering keeps their order.
+    conn.execute(
+        """CREATE TABLE agent_timeline_v2 (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            content_id INTEGER REFERENCES memory_contents(id),
+            session_id TEXT NOT NULL,
+            sequence_order INTEGER NOT NULL,
+            temporal_state TEXT NOT NULL CHECK(temporal_state IN ('PRESENT','PAST','FUTURE')),
+            learning_summary TEXT,
+            constraint_type TEXT CHECK(constraint_type IS NULL OR constraint_type IN ('DERIVED','PROSPECTIVE')),
+            created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            origin TEXT NOT NULL CHECK(origin IN ('record','lesson','anchor','consolidated')),
+            evidence TEXT,
+            fingerprint TEXT,
+            fingerprint_keys TEXT,
+            fingerprint_version INTEGER,
+            retired_reason TEXT CHECK(retired_reason IS NULL OR
+                retired_reason IN ('time_travel','loop','revoked','consolidated')),
+            retired_by INTEGER REFERENCES agent_timeline(id),
+            lessons TEXT,
+            UNIQUE(session_id, sequence_order))"""
+    )
+    conn.execute(
+        """INSERT INTO agent_timeline_v2 (id, content_id, session_id, sequence_order, temporal_state,
+               learning_summary, constraint_type, created_at, origin)
+           SELECT id, content_id, session_id,
+                  ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY sequence_order, id),
+                  COALESCE(temporal_state, 'PAST'), learning_summary, constraint_type,
+                  COALESCE(created_at, CURRENT_TIMESTAMP),
+                  CASE WHEN content_id IS NOT NULL THEN 'record'
+                       WHEN learning_summary LIKE '[SYSTEM ANCHOR]%' THEN 'anchor'
+                       WHEN learning_summary LIKE '[CONSOLIDATED CONSTRAINTS%' THEN 'consolidated'
+                       ELSE 'lesson' END
+           FROM agent_timeline"""
+    )
+    conn.execute("DROP TABLE agent_timeline")
+    conn.execute("ALTER TABLE agent_timeline_v2 RENAME TO agent_timeline")
+    conn.execute(
+        "CREATE INDEX idx_timeline_active_context ON agent_timeline(session_id, temporal_state, sequence_order)"
+    )
+    conn.execute("CREATE INDEX idx_timeline_fingerprint ON agent_timeline(session_id, temporal_state, fingerprint)")
+    conn.execute(
+        """CREATE TABLE constraint_links (
+            constraint_id INTEGER NOT NULL REFERENCES agent_timeline(id),
+            source_id INTEGER NOT NULL REFERENCES agent_timeline(id),
+            relation TEXT NOT NULL CHECK(relation IN ('archived','merged')),
+            PRIMARY KEY(constraint_id, source_id))"""
+    )
+    conn.execute("CREATE INDEX idx_links_source ON constraint_links(source_id)")
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every step above the file's user_version; return the version reached."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(
+            f"database schema version {version} is newer than this vlk-memact ({SCHEMA_VERSION}); upgrade vlk-memact"
+        )
+    if version == SCHEMA_VERSION:
+        return version
+    # Table rebuilds need foreign keys off; the switch is ignored inside a transaction.
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for number in range(version, SCHEMA_VERSION):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated while we waited for the lock.
+                current = conn.execute("PRAGMA user_version").fetchone()[0]
+                if current > number:
+                    conn.execute("COMMIT")
+                    continue
+                MIGRATIONS[number](conn)
+                problems = conn.execute("PRAGMA foreign_key_check").fetchall()
+                if problems:
+                    raise sqlite3.IntegrityError(f"migration {number + 1} left dangling references: {problems[:5]}")
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
+    return SCHEMA_VERSION

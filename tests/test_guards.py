@@ -1,0 +1,72 @@
+"""Ten-line guards: the public namespace, the import direction, and the README."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import vlk_memact
+from vlk_memact.cli import _parser
+
+PACKAGE = Path(vlk_memact.__file__).parent
+ROOT = PACKAGE.parent.parent
+PURE = {"model", "errors", "fingerprint", "loops", "consolidate", "conflicts", "render", "inputs"}
+
+
+def test_public_api_is_curated_and_sorted() -> None:
+    assert vlk_memact.__all__ == sorted(vlk_memact.__all__)
+    for name in vlk_memact.__all__:
+        assert hasattr(vlk_memact, name), name
+
+
+def imports_of(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                found.add((node.module or "").split(".")[0])
+            elif node.module:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_pure_modules_import_only_pure_modules() -> None:
+    for name in PURE:
+        relative = {m for m in imports_of(PACKAGE / f"{name}.py") if "." not in m and m in _modules()}
+        assert relative <= PURE, (name, relative - PURE)
+
+
+def test_only_the_store_touches_database_drivers() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        if "store" in path.parts:
+            continue
+        assert not {"sqlite3", "psycopg"} & imports_of(path), path
+
+
+def test_the_engine_does_not_know_the_protocol() -> None:
+    assert not any(m.startswith("mcp") for m in imports_of(PACKAGE / "engine.py"))
+
+
+def _modules() -> set[str]:
+    return {p.stem for p in PACKAGE.glob("*.py")} | {"store"}
+
+
+def test_readme_documents_every_tool_command_and_setting() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for tool in ("vlk_time_travel", "vlk_get_history", "vlk_search_memory", "vlk_summarize_session",
+                 "vlk_fetch_context", "vlk_revoke_future", "vlk_record_state"):
+        assert f"`{tool}`" in readme, tool
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for command in commands:
+        assert f"vlk-memact {command}" in readme, command
+    for setting in ("DATABASE_URL", "VLK_LOOP_THRESHOLD", "VLK_CONSOLIDATE_ABOVE", "VLK_CONSOLIDATED_MAX_CHARS",
+                    "VLK_MAX_RAW_LOG_CHARS", "VLK_MAX_FIELD_CHARS", "VLK_MAX_LESSON_CHARS", "VLK_MAX_LIST_LIMIT",
+                    "VLK_BUSY_TIMEOUT_MS", "VLK_LOG_LEVEL"):
+        assert f"`{setting}`" in readme, setting
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "bash .ci/run" in readme
