@@ -10,6 +10,9 @@ import pytest
 from vlk_memact import Memory, Settings
 
 
+PROJECT = "test-project"
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -22,7 +25,7 @@ def settings() -> Settings:
 
 @pytest.fixture
 def memory(settings: Settings) -> Iterator[Memory]:
-    with Memory("sqlite::memory:", settings=settings) as m:
+    with Memory("sqlite::memory:", settings=settings, project=PROJECT) as m:
         yield m
 
 
@@ -33,5 +36,5 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def file_memory(db_path: Path, settings: Settings) -> Iterator[Memory]:
-    with Memory(f"sqlite:///{db_path}", settings=settings) as m:
+    with Memory(f"sqlite:///{db_path}", settings=settings, project=PROJECT) as m:
         yield m

@@ -230,12 +230,12 @@ def test_fetching_twice_changes_nothing_the_second_time(memory: Memory) -> None:
 
 # ---- consolidation and conflicts through fetch ----
 
-def lessons(memory: Memory, texts: list[str], sid: str = "default") -> list[int]:
+def lessons(memory: Memory, texts: list[str], sid: str = "default", scope: str | None = None) -> list[int]:
     ids = []
     for text in texts:
         slot = record(memory, f"failure for {text}", sid=sid)
         ids.append(memory.time_travel(target_timeline_ids=[slot], learning=text, raw_log_excerpt="x",
-                                      session_id=sid).constraint_id)
+                                      session_id=sid, scope=scope).constraint_id)
     return ids
 
 
@@ -300,7 +300,7 @@ def test_revoke_rejects_non_ids(memory: Memory, bad: object) -> None:
 
 
 def test_revoking_a_missing_or_foreign_id_names_the_id_and_session(memory: Memory) -> None:
-    [cid] = lessons(memory, ["Use cache"], sid="a")
+    [cid] = lessons(memory, ["Use cache"], sid="a", scope="session")
     with pytest.raises(NotFound, match=f"#{cid} in session 'b'"):
         memory.revoke_future(timeline_id=cid, session_id="b")
     with pytest.raises(NotFound, match="#999"):

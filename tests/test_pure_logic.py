@@ -11,7 +11,11 @@ from vlk_memact.errors import InvalidInput
 from vlk_memact.fingerprint import fingerprint
 from vlk_memact.loops import ANCHOR_TEMPLATE, detect_loops, error_excerpt
 from vlk_memact.model import ConstraintType, Origin, Slot, TemporalState
-from vlk_memact.render import CONTEXT_HEADER, EMPTY_CONTEXT, context_text, estimate_tokens
+from vlk_memact.render import CONTEXT_HEADER, EMPTY_CONTEXT, estimate_tokens, render_context
+
+
+def context_text(constraints: list[Slot], present: list[Slot], *rest: list) -> str:
+    return render_context("s", constraints, present, [], [], [], 4000).text
 
 
 def present(id_: int, raw: str) -> Slot:

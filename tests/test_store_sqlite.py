@@ -64,7 +64,7 @@ def test_a_new_file_gets_the_latest_schema_in_wal_mode(db_path: Path) -> None:
     indexes = {r[1]: r for r in conn.execute("PRAGMA index_list(agent_timeline)")}
     assert "idx_timeline_active_context" in indexes and "idx_timeline_fingerprint" in indexes
     cols = [r[2] for r in conn.execute("PRAGMA index_info(idx_timeline_active_context)")]
-    assert cols == ["session_id", "temporal_state", "sequence_order"]
+    assert cols == ["tenant", "project", "session_id", "temporal_state", "sequence_order"]
     assert {"content_hash"} <= columns(db_path, "memory_contents")
     assert {"evidence", "fingerprint", "origin", "retired_by"} <= columns(db_path, "agent_timeline")
 
@@ -73,26 +73,31 @@ def test_the_schema_rejects_what_the_prototype_allowed(file_memory: Memory, db_p
     file_memory.record_state(raw_log="x")
     conn = sqlite3.connect(db_path)
     conn.execute("PRAGMA foreign_keys = ON")
-    base = "INSERT INTO agent_timeline (content_id, session_id, sequence_order, temporal_state, origin) VALUES "
+    base = ("INSERT INTO agent_timeline (content_id, project, session_id, sequence_order, temporal_state, origin) "
+            "VALUES ")
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute(base + "(NULL, 'default', 1, 'PRESENT', 'record')")  # duplicate sequence
+        conn.execute(base + "(NULL, 'test-project', 'default', 1, 'PRESENT', 'record')")  # duplicate sequence
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute(base + "(NULL, 'default', 9, NULL, 'record')")  # NULL state
+        conn.execute(base + "(NULL, 'p', 'default', 9, NULL, 'record')")  # NULL state
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute(base + "(NULL, 'default', 9, 'LATER', 'record')")  # bad state
+        conn.execute(base + "(NULL, 'p', 'default', 9, 'LATER', 'record')")  # bad state
     with pytest.raises(sqlite3.IntegrityError):
-        conn.execute(base + "(999, 'default', 9, 'PRESENT', 'record')")  # dangling content
+        conn.execute(base + "(999, 'p', 'default', 9, 'PRESENT', 'record')")  # dangling content
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("DELETE FROM memory_contents")  # referenced content
 
 
 def test_query_plans_use_indexes(file_memory: Memory, db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
+    session = "tenant='local' AND project='p' AND session_id='s'"
     plans = {
-        "active": "SELECT id FROM agent_timeline WHERE session_id='s' AND temporal_state='PRESENT' ORDER BY sequence_order",
-        "fingerprint": "SELECT id FROM agent_timeline WHERE session_id='s' AND temporal_state='PRESENT' AND fingerprint='k'",
-        "history": "SELECT id FROM agent_timeline WHERE session_id='s' ORDER BY sequence_order DESC LIMIT 5",
-        "next_sequence": "SELECT COALESCE(MAX(sequence_order),0)+1 FROM agent_timeline WHERE session_id='s'",
+        "active": f"SELECT id FROM agent_timeline WHERE {session} AND temporal_state='PRESENT' ORDER BY sequence_order",
+        "fingerprint": f"SELECT id FROM agent_timeline WHERE {session} AND temporal_state='PRESENT' AND fingerprint='k'",
+        "history": f"SELECT id FROM agent_timeline WHERE {session} ORDER BY sequence_order DESC LIMIT 5",
+        "next_sequence": f"SELECT COALESCE(MAX(sequence_order),0)+1 FROM agent_timeline WHERE {session}",
+        "shared": "SELECT id FROM agent_timeline WHERE tenant='local' AND temporal_state='FUTURE' AND scope='project' "
+                  "AND project='p'",
+        "recall": "SELECT constraint_id FROM constraint_keys WHERE key IN ('a', 'b')",
     }
     for name, sql in plans.items():
         plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
@@ -104,7 +109,7 @@ def test_query_plans_use_indexes(file_memory: Memory, db_path: Path) -> None:
 @pytest.mark.parametrize("with_constraint_type", [True, False], ids=["v0.5-prototype", "pre-v0.5-prototype"])
 def test_a_prototype_database_is_upgraded_without_losing_rows(db_path: Path, with_constraint_type: bool) -> None:
     prototype_db(db_path, with_constraint_type)
-    with Memory(f"sqlite:///{db_path}") as m:
+    with Memory(f"sqlite:///{db_path}", project="default") as m:
         history = m.get_history(session_id="s").slots
         assert [s.sequence_order for s in history] == [5, 4, 3, 2, 1]  # renumbered, order kept
         by_id = {s.id: s for s in history}

@@ -25,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Temporal memory for AI coding agents. With no command: serve MCP over stdio.",
     )
     parser.add_argument("--database-url", help="overrides DATABASE_URL (sqlite:PATH, sqlite:///ABS, sqlite::memory:)")
+    parser.add_argument("--project", help="overrides VLK_PROJECT (default: the git repository of the working directory)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v for DEBUG logs on stderr")
     sub = parser.add_subparsers(dest="command")
 
@@ -40,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     record.add_argument("raw_log", help="the log text, or - to read it from stdin")
     record.add_argument("--file-context")
 
-    sub.add_parser("context", parents=[session], help="run the pipeline and print the active context")
+    context = sub.add_parser("context", parents=[session], help="run the pipeline and print the active context")
+    context.add_argument("--max-tokens", type=int, help="token budget (default VLK_CONTEXT_MAX_TOKENS)")
 
     history = sub.add_parser("history", parents=[session], help="print the timeline as JSON")
     history.add_argument("--limit", type=int, default=50)
@@ -56,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     travel.add_argument("--learning", required=True)
     travel.add_argument("--evidence", required=True, help="raw_log_excerpt grounding the lesson")
     travel.add_argument("--type", choices=["DERIVED", "PROSPECTIVE"], default="DERIVED")
+    travel.add_argument("--scope", choices=["session", "project", "global"])
 
     revoke = sub.add_parser("revoke", parents=[session], help="revoke a FUTURE constraint")
     revoke.add_argument("id", type=int)
@@ -75,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo()
-        with Memory(args.database_url, settings=settings) as memory:
+        with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory)
             print(_one_call(memory, args))
@@ -99,7 +102,7 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
         raw = sys.stdin.read() if args.raw_log == "-" else args.raw_log
         return render.record_text(memory.record_state(raw_log=raw, file_context=args.file_context, session_id=sid))
     if args.command == "context":
-        return memory.fetch_context(session_id=sid).text
+        return memory.fetch_context(session_id=sid, max_tokens=args.max_tokens).text
     if args.command == "history":
         return render.slots_json(memory.get_history(limit=args.limit, session_id=sid).slots)
     if args.command == "search":
@@ -114,6 +117,7 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
                 raw_log_excerpt=args.evidence,
                 constraint_type=args.type,
                 session_id=sid,
+                scope=args.scope,
             )
         )
     if args.command == "revoke":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
@@ -16,6 +17,7 @@ class Settings:
     """Every tunable of vlk-memact, with its environment variable and default."""
 
     database_url: str | None = None  # DATABASE_URL; None = a file in the user's data directory
+    project: str | None = None  # VLK_PROJECT; None = the git repository of the working directory, else "default"
     loop_threshold: int = 3  # VLK_LOOP_THRESHOLD: repeats that make a loop (spec §6)
     consolidate_above: int = 5  # VLK_CONSOLIDATE_ABOVE: merge when active constraints exceed this
     consolidated_max_chars: int = 2000  # VLK_CONSOLIDATED_MAX_CHARS: cap of a merged lesson body
@@ -23,6 +25,7 @@ class Settings:
     max_field_chars: int = 8192  # VLK_MAX_FIELD_CHARS: file_context, tool_payload
     max_lesson_chars: int = 2000  # VLK_MAX_LESSON_CHARS: learning and raw_log_excerpt
     max_list_limit: int = 500  # VLK_MAX_LIST_LIMIT: cap of get_history / search_memory limits
+    context_max_tokens: int = 4000  # VLK_CONTEXT_MAX_TOKENS: budget of fetch_context when max_tokens is absent
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
     log_level: str = "INFO"  # VLK_LOG_LEVEL
 
@@ -34,8 +37,11 @@ class Settings:
         url = env.get("DATABASE_URL", "").strip()
         if url:
             values["database_url"] = url
+        project = env.get("VLK_PROJECT", "").strip()
+        if project:
+            values["project"] = project
         for f in fields(cls):
-            if f.name == "database_url":
+            if f.name in ("database_url", "project"):
                 continue
             name = "VLK_" + f.name.upper()
             raw = env.get(name)
@@ -55,3 +61,31 @@ class Settings:
                     raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
                 values[f.name] = level
         return cls(**values)  # type: ignore[arg-type]
+
+
+def detect_project(start: Path | None = None) -> str:
+    """The root of the git repository holding `start` (worktrees share their main repository's root).
+
+    Read from the files git writes, without running git; "default" outside any repository.
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return str(folder)
+        if marker.is_file():
+            # A worktree or submodule: ".git" names the real git dir; a worktree's has a "commondir".
+            try:
+                gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
+            except OSError:
+                return str(folder)
+            real = (folder / gitdir).resolve()
+            common = real / "commondir"
+            if common.is_file():
+                try:
+                    main_git = (real / common.read_text(encoding="utf-8").strip()).resolve()
+                except OSError:
+                    return str(folder)
+                return str(main_git.parent)
+            return str(folder)
+    return "default"

@@ -82,7 +82,7 @@ def _lessons_of(constraint: Slot) -> list[str]:
 
 def find_conflicts(constraints: Sequence[Slot]) -> list[Conflict]:
     """At most one conflict per pair of constraints, older constraint first, first matching pattern."""
-    ordered = sorted(constraints, key=lambda c: c.sequence_order)
+    ordered = sorted(constraints, key=lambda c: c.id)  # ids grow with time across sessions
     found: list[Conflict] = []
     asserted = []
     for c in ordered:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from .model import ConstraintType, Origin, Slot
+from .model import ConstraintType, Origin, Scope, Slot
 
 SEPARATOR = " | "
 
@@ -20,9 +20,11 @@ class MergePlan:
     """Constraints to retire and the single constraint that replaces them."""
 
     constraint_type: ConstraintType
+    scope: Scope
     merged_ids: tuple[int, ...]
     lessons: tuple[str, ...]  # kept lessons, oldest first
     total: int  # distinct lessons before the cap
+    fingerprint_keys: tuple[str, ...]  # every key the merged constraints were learned from, for recall
 
     @property
     def text(self) -> str:
@@ -44,25 +46,29 @@ def plan_consolidation(
     max_chars: int,
     keep_apart: Collection[int] = (),
 ) -> list[MergePlan]:
-    """Plan merges when there are more than `above` active constraints.
+    """Plan merges when there are more than `above` active constraints, one per type and scope.
 
-    Constraints in `keep_apart` (those in a conflict) stay separate so the agent can revoke one.
+    Merging never widens or narrows who sees a lesson. Constraints in `keep_apart` (those in a
+    conflict) stay separate so that the agent can revoke one.
     """
     if len(constraints) <= above:
         return []
     plans = []
     for kind in (ConstraintType.DERIVED, ConstraintType.PROSPECTIVE):
-        members = sorted(
-            (c for c in constraints if _type_of(c) is kind and c.id not in keep_apart),
-            key=lambda c: c.sequence_order,
-        )
-        if len(members) < 2:
-            continue
-        lessons = _distinct_lessons(members)
-        if not lessons:
-            continue
-        kept = _newest_that_fit(lessons, max_chars)
-        plans.append(MergePlan(kind, tuple(c.id for c in members), tuple(kept), len(lessons)))
+        for scope in (Scope.SESSION, Scope.PROJECT, Scope.GLOBAL):
+            members = sorted(
+                (c for c in constraints
+                 if _type_of(c) is kind and (c.scope or Scope.SESSION) is scope and c.id not in keep_apart),
+                key=lambda c: c.id,
+            )
+            if len(members) < 2:
+                continue
+            lessons = _distinct_lessons(members)
+            if not lessons:
+                continue
+            kept = _newest_that_fit(lessons, max_chars)
+            keys = tuple(dict.fromkeys(k for c in members for k in c.fingerprint_keys))
+            plans.append(MergePlan(kind, scope, tuple(c.id for c in members), tuple(kept), len(lessons), keys))
     return plans
 
 

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 from .render import estimate_tokens
 
 SESSION = "demo-task"
+NEXT_SESSION = "demo-task-tomorrow"
 
 PANIC = (
     "running 3 tests\ntest parser::tests::parses_header ... FAILED\n\nfailures:\n\n"
@@ -48,7 +49,8 @@ async def _scenario(database: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "vlk_memact"],
-        env={**os.environ, "DATABASE_URL": f"sqlite:///{database}", "VLK_LOG_LEVEL": "WARNING"},
+        env={**os.environ, "DATABASE_URL": f"sqlite:///{database}", "VLK_LOG_LEVEL": "WARNING",
+             "VLK_PROJECT": "demo-project"},
     )
     async with Client(params) as client:
         tools = await client.list_tools()
@@ -100,6 +102,12 @@ async def _scenario(database: Path) -> None:
         _say("Context after: constraints first, the conflict flagged", context)
         summary, _ = await _call(client, "vlk_summarize_session", session_id=SESSION)
         _say("Summary", summary)
+
+        context, _ = await _call(client, "vlk_fetch_context", session_id=NEXT_SESSION)
+        _say(f"Tomorrow, a new session ('{NEXT_SESSION}') of the same project starts informed", context)
+        text, _ = await _call(client, "vlk_record_state", raw_log=PANIC.format(tid=51007, line=52, secs="0.01"),
+                              session_id=NEXT_SESSION)
+        _say("It hits the same panic: the lesson is recalled at once", text)
 
 
 def run_demo() -> int:

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any
 
 from . import inputs
-from .config import Settings
+from .config import Settings, detect_project
 from .conflicts import find_conflicts
 from .consolidate import plan_consolidation
 from .errors import NotFound
@@ -28,8 +28,11 @@ from .model import (
     MergeReport,
     NewSlot,
     Origin,
+    RecallView,
     RecordResult,
     Retired,
+    Scope,
+    SessionKey,
     RevokeResult,
     SearchResult,
     Slot,
@@ -38,11 +41,12 @@ from .model import (
     TemporalState,
     TimeTravelResult,
 )
-from .render import CHARS_PER_TOKEN, context_text, estimate_tokens
+from .render import CHARS_PER_TOKEN, estimate_tokens, render_context
 from .store import Store, Transaction, open_store
 
 log = logging.getLogger(__name__)
 
+DEFAULT_TENANT = "local"
 HISTORY_DEFAULT_LIMIT = 50
 SEARCH_DEFAULT_LIMIT = 20
 MAX_LESSON_KEYS = 16
@@ -52,13 +56,24 @@ class Memory:
     """The library API: `with Memory() as m: m.record_state(raw_log=...)`."""
 
     def __init__(
-        self, database_url: str | None = None, *, settings: Settings | None = None, store: Store | None = None
+        self,
+        database_url: str | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        project: str | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
         self.settings = settings if settings is not None else Settings.from_env()
+        self.project = inputs.project(project or self.settings.project or detect_project())
+        self.tenant = tenant
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms)
         self.store = store
+
+    def _key(self, session_id: Any) -> SessionKey:
+        return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
 
     def close(self) -> None:
         self.store.close()
@@ -81,16 +96,16 @@ class Memory:
         session_id: Any = inputs.DEFAULT_SESSION,
     ) -> RecordResult:
         """Record a log, error or observation as a PRESENT slot."""
-        sid = inputs.session_id(session_id)
+        key = self._key(session_id)
         text, truncated = inputs.raw_log(raw_log, self.settings.max_raw_log_chars)
         context = inputs.optional_text("file_context", file_context, self.settings.max_field_chars)
         payload = inputs.tool_payload(tool_payload, self.settings.max_field_chars)
         fp = fingerprint(text)  # pure and CPU-bound: outside the write lock
         with self.store.write() as tx:
-            content_id = tx.add_content(text, context, payload)
+            content_id = tx.add_content(key.tenant, text, context, payload)
             slot = tx.insert_slot(
                 NewSlot(
-                    session_id=sid,
+                    key=key,
                     temporal_state=TemporalState.PRESENT,
                     origin=Origin.RECORD,
                     content_id=content_id,
@@ -99,11 +114,16 @@ class Memory:
                     fingerprint_version=FINGERPRINT_VERSION,
                 )
             )
-            repeats = tx.count_fingerprint(sid, fp.key)
+            repeats = tx.count_fingerprint(key, fp.key)
+            # Recall on record: a lesson learned from this error, anywhere this session can see.
+            recalled = tx.constraints_matching(key, fp.keys)
+            if recalled:
+                tx.fire([c.id for c in recalled])
         log.info("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
-                 slot.id, content_id, sid, slot.sequence_order)
+                 slot.id, content_id, key.session, slot.sequence_order)
         return RecordResult(
-            session_id=sid,
+            session_id=key.session,
+            project=key.project,
             timeline_id=slot.id,
             content_id=content_id,
             sequence_order=slot.sequence_order,
@@ -112,6 +132,7 @@ class Memory:
             repeats=len(repeats),
             repeat_ids=repeats,
             truncated=truncated,
+            recalled=[_recall_view(c) for c in _rank(recalled, set(fp.keys))],
         )
 
     # ---- vlk_time_travel ----
@@ -123,6 +144,7 @@ class Memory:
         raw_log_excerpt: Any,
         constraint_type: Any = None,
         session_id: Any = inputs.DEFAULT_SESSION,
+        scope: Any = None,
     ) -> TimeTravelResult:
         """Archive PRESENT slots to PAST and inject one FUTURE constraint grounded in evidence."""
         lesson = inputs.required_text("learning", learning, self.settings.max_lesson_chars)
@@ -135,9 +157,12 @@ class Memory:
             "This prevents unverified constraints from being injected.",
         )
         kind = inputs.constraint_type(constraint_type)
-        sid = inputs.session_id(session_id)
+        # A scar from a failure protects the whole project; foresight is usually about the task at hand.
+        where = inputs.scope(scope, Scope.PROJECT if kind is ConstraintType.DERIVED else Scope.SESSION)
+        key = self._key(session_id)
+        sid = key.session
         with self.store.write() as tx:
-            present = [s for s in tx.slots_by_id(sid, ids) if s.temporal_state is TemporalState.PRESENT]
+            present = [s for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT]
             if not present:
                 raise NotFound(
                     f"None of the ids {ids} is a PRESENT slot of session '{sid}', so nothing was stored. "
@@ -146,9 +171,10 @@ class Memory:
             primary, keys = _lesson_fingerprint(present)
             constraint = tx.insert_slot(
                 NewSlot(
-                    session_id=sid,
+                    key=key,
                     temporal_state=TemporalState.FUTURE,
                     origin=Origin.LESSON,
+                    scope=where,
                     learning_summary=lesson,
                     constraint_type=kind,
                     evidence=evidence,
@@ -157,7 +183,9 @@ class Memory:
                     fingerprint_version=FINGERPRINT_VERSION,
                 )
             )
-            moved = tx.retire(sid, [s.id for s in present], TemporalState.PRESENT, Retired.TIME_TRAVEL, constraint.id)
+            moved = tx.retire(
+                key.tenant, [s.id for s in present], TemporalState.PRESENT, Retired.TIME_TRAVEL, constraint.id
+            )
             tx.link(constraint.id, moved, "archived")
         saved = _tokens_of(s for s in present if s.id in moved)
         log.info("Time travel: moved %d slots from PRESENT to PAST in session %r, saved ~%d tokens",
@@ -166,6 +194,7 @@ class Memory:
             session_id=sid,
             constraint_id=constraint.id,
             constraint_type=kind.value,
+            scope=where.value,
             learning=lesson,
             evidence=evidence,
             moved_ids=moved,
@@ -177,63 +206,74 @@ class Memory:
 
     def get_history(self, limit: Any = None, session_id: Any = inputs.DEFAULT_SESSION) -> HistoryResult:
         """Every slot of the session in every state, newest first."""
-        sid = inputs.session_id(session_id)
+        key = self._key(session_id)
         n = inputs.limit(limit, HISTORY_DEFAULT_LIMIT, self.settings.max_list_limit)
         with self.store.read() as tx:
-            slots = tx.history(sid, n)
-        return HistoryResult(session_id=sid, limit=n, slots=[view(s) for s in slots])
+            slots = tx.history(key, n)
+        return HistoryResult(session_id=key.session, limit=n, slots=[view(s) for s in slots])
 
     def search_memory(
         self, query: Any, limit: Any = None, session_id: Any = inputs.DEFAULT_SESSION
     ) -> SearchResult:
         """Literal, case-insensitive search over logs, file context, lessons and evidence."""
         text = inputs.query(query)
-        sid = inputs.session_id(session_id)
+        key = self._key(session_id)
         n = inputs.limit(limit, SEARCH_DEFAULT_LIMIT, self.settings.max_list_limit)
         with self.store.read() as tx:
-            slots = tx.search(sid, text, n)
-        return SearchResult(session_id=sid, query=text, limit=n, slots=[view(s) for s in slots])
+            slots = tx.search(key, text, n)
+        return SearchResult(session_id=key.session, query=text, limit=n, slots=[view(s) for s in slots])
 
     def summarize_session(self, session_id: Any = inputs.DEFAULT_SESSION) -> SummaryResult:
         """Counts per state; tokens of live logs and of archived ones, apart (fixes defect 12)."""
-        sid = inputs.session_id(session_id)
+        key = self._key(session_id)
         with self.store.read() as tx:
-            counts = tx.counts(sid)
+            counts = tx.counts(key)
+            visible = len(tx.visible_constraints(key))
         present, present_chars = counts.get(TemporalState.PRESENT, (0, 0))
         past, past_chars = counts.get(TemporalState.PAST, (0, 0))
         future, _ = counts.get(TemporalState.FUTURE, (0, 0))
         return SummaryResult(
-            session_id=sid,
+            session_id=key.session,
+            project=key.project,
             total=present + past + future,
             present=present,
             past=past,
             future=future,
             active_tokens=math.ceil(present_chars / CHARS_PER_TOKEN),
             archived_tokens=math.ceil(past_chars / CHARS_PER_TOKEN),
+            visible_constraints=visible,
         )
 
     # ---- vlk_fetch_context ----
 
-    def fetch_context(self, session_id: Any = inputs.DEFAULT_SESSION) -> ContextResult:
-        """Intercept loops, consolidate, detect conflicts and render, all in one write transaction."""
-        sid = inputs.session_id(session_id)
+    def fetch_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
+        """Intercept loops, consolidate, detect conflicts and render within a token budget, in one transaction."""
+        key = self._key(session_id)
+        budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.write() as tx:
-            present = self._refresh_fingerprints(tx, tx.slots(sid, TemporalState.PRESENT))
-            loops = self._intercept_loops(tx, sid, present)
+            present = self._refresh_fingerprints(tx, tx.slots(key, TemporalState.PRESENT))
+            loops = self._intercept_loops(tx, key, present)
             archived = {i for loop in loops for i in loop.archived_ids}
             present = [s for s in present if s.id not in archived]
-            constraints = tx.slots(sid, TemporalState.FUTURE)
-            merges = self._consolidate(tx, sid, constraints)
+            constraints = tx.visible_constraints(key)
+            merges = self._consolidate(tx, key, constraints)
             if merges:
-                constraints = tx.slots(sid, TemporalState.FUTURE)
+                constraints = tx.visible_constraints(key)
             conflicts = find_conflicts(constraints)
-        text = context_text(constraints, present, conflicts, loops, merges)
+        live_keys = {k for s in present for k in s.fingerprint_keys}
+        rendered = render_context(
+            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget
+        )
         return ContextResult(
-            session_id=sid,
-            text=text,
-            tokens=estimate_tokens(text),
-            constraint_ids=[c.id for c in constraints],
-            present_ids=[s.id for s in present],
+            session_id=key.session,
+            project=key.project,
+            text=rendered.text,
+            tokens=estimate_tokens(rendered.text),
+            max_tokens=budget,
+            constraint_ids=rendered.constraint_ids,
+            present_ids=rendered.present_ids,
+            omitted_constraint_ids=rendered.omitted_constraint_ids,
+            omitted_present_ids=rendered.omitted_present_ids,
             loops=loops,
             merges=merges,
             conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
@@ -255,15 +295,17 @@ class Memory:
         log.info("Re-fingerprinted %d PRESENT slots to algorithm version %d", len(stale), FINGERPRINT_VERSION)
         return [fresh.get(s.id, s) for s in present]
 
-    def _intercept_loops(self, tx: Transaction, sid: str, present: list[Slot]) -> list[LoopReport]:
+    def _intercept_loops(self, tx: Transaction, key: SessionKey, present: list[Slot]) -> list[LoopReport]:
         reports = []
         by_id = {s.id: s for s in present}
         for group in detect_loops(present, self.settings.loop_threshold):
+            # A loop is a lesson about this code base: anchors protect the whole project.
             anchor = tx.insert_slot(
                 NewSlot(
-                    session_id=sid,
+                    key=key,
                     temporal_state=TemporalState.FUTURE,
                     origin=Origin.ANCHOR,
+                    scope=Scope.PROJECT,
                     learning_summary=group.anchor_text,
                     constraint_type=ConstraintType.DERIVED,
                     evidence=group.evidence,
@@ -272,15 +314,15 @@ class Memory:
                     fingerprint_version=FINGERPRINT_VERSION,
                 )
             )
-            moved = tx.retire(sid, group.slot_ids, TemporalState.PRESENT, Retired.LOOP, anchor.id)
+            moved = tx.retire(key.tenant, group.slot_ids, TemporalState.PRESENT, Retired.LOOP, anchor.id)
             tx.link(anchor.id, moved, "archived")
             saved = _tokens_of(by_id[i] for i in moved)
             log.info("[AUTO-INTERCEPT] Session %r: archived %d looped slots (%s), ~%d tokens saved, anchor #%d",
-                     sid, len(moved), group.method, saved, anchor.id)
+                     key.session, len(moved), group.method, saved, anchor.id)
             reports.append(LoopReport(anchor.id, group.method, len(group.slot_ids), moved, group.signature, saved))
         return reports
 
-    def _consolidate(self, tx: Transaction, sid: str, constraints: list[Slot]) -> list[MergeReport]:
+    def _consolidate(self, tx: Transaction, key: SessionKey, constraints: list[Slot]) -> list[MergeReport]:
         # Conflicting constraints stay apart so that the agent can still revoke one of them.
         keep_apart = {i for c in find_conflicts(constraints) for i in (c.first_id, c.second_id)}
         reports = []
@@ -289,20 +331,25 @@ class Memory:
         ):
             merged = tx.insert_slot(
                 NewSlot(
-                    session_id=sid,
+                    key=key,
                     temporal_state=TemporalState.FUTURE,
                     origin=Origin.CONSOLIDATED,
+                    scope=plan.scope,
                     learning_summary=plan.text,
                     constraint_type=plan.constraint_type,
                     lessons=plan.lessons,
+                    fingerprint_keys=plan.fingerprint_keys,
+                    fingerprint_version=FINGERPRINT_VERSION,
                 )
             )
-            retired = tx.retire(sid, plan.merged_ids, TemporalState.FUTURE, Retired.CONSOLIDATED, merged.id)
+            retired = tx.retire(key.tenant, plan.merged_ids, TemporalState.FUTURE, Retired.CONSOLIDATED, merged.id)
             tx.link(merged.id, retired, "merged")
             log.info("[CONSOLIDATE] Session %r: merged %d %s constraints into #%d (%d distinct lessons, %d kept)",
-                     sid, len(retired), plan.constraint_type.value, merged.id, plan.total, len(plan.lessons))
+                     key.session, len(retired), plan.constraint_type.value, merged.id, plan.total, len(plan.lessons))
             reports.append(
-                MergeReport(merged.id, plan.constraint_type.value, retired, plan.total, len(plan.lessons))
+                MergeReport(
+                    merged.id, plan.constraint_type.value, plan.scope.value, retired, plan.total, len(plan.lessons)
+                )
             )
         return reports
 
@@ -311,9 +358,12 @@ class Memory:
     def revoke_future(self, timeline_id: Any, session_id: Any = inputs.DEFAULT_SESSION) -> RevokeResult:
         """Move one FUTURE constraint to PAST."""
         cid = inputs.timeline_id("timeline_id", timeline_id)
-        sid = inputs.session_id(session_id)
+        key = self._key(session_id)
+        sid = key.session
         with self.store.write() as tx:
-            moved = tx.retire(sid, [cid], TemporalState.FUTURE, Retired.REVOKED, None)
+            # Whatever its scope, a constraint can be revoked from any session that sees it.
+            visible = {c.id for c in tx.visible_constraints(key)}
+            moved = tx.retire(key.tenant, [cid], TemporalState.FUTURE, Retired.REVOKED, None) if cid in visible else []
         if not moved:
             raise NotFound(
                 f"No FUTURE constraint found with id #{cid} in session '{sid}'. "
@@ -342,6 +392,30 @@ def view(slot: Slot) -> SlotView:
         fingerprint=slot.fingerprint,
         retired_reason=slot.retired_reason.value if slot.retired_reason else None,
         retired_by=slot.retired_by,
+        project=slot.project,
+        scope=slot.scope.value if slot.scope else None,
+        fire_count=slot.fire_count,
+        last_fired_at=slot.last_fired_at,
+    )
+
+
+def _rank(constraints: Sequence[Slot], live_keys: set[str]) -> list[Slot]:
+    """Constraints about a live error first, then the most fired, then the most recent."""
+    newest_first = sorted(
+        constraints, key=lambda c: (max(c.last_fired_at or "", c.created_at or "")[:19], c.id), reverse=True
+    )
+    return sorted(newest_first, key=lambda c: (not live_keys.intersection(c.fingerprint_keys), -c.fire_count))
+
+
+def _recall_view(constraint: Slot) -> RecallView:
+    return RecallView(
+        constraint_id=constraint.id,
+        learned_in_session=constraint.session_id,
+        scope=(constraint.scope or Scope.SESSION).value,
+        constraint_type=(constraint.constraint_type or ConstraintType.DERIVED).value,
+        lesson=constraint.learning_summary or "",
+        evidence=constraint.evidence,
+        fire_count=constraint.fire_count + 1,
     )
 
 

@@ -233,6 +233,7 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
 
 # pytest ----------------------------------------------------------------------------
 _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
+_PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
@@ -242,7 +243,9 @@ def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
     status, nodeid, message = match.groups()
-    return _make("test", f"pytest {status} {nodeid} - {_mask_message(message or '')}")
+    if not message:  # collection errors carry the reason only in their last ``E`` line
+        message = next((m.group(1) for m in reversed(list(_PYTEST_E.finditer(text, 0, match.start())))), "")
+    return _make("test", f"pytest {status} {nodeid} - {_mask_message(message)}")
 
 
 # Go --------------------------------------------------------------------------------
@@ -292,8 +295,8 @@ def _go(text: str, lines: list[str]) -> Fingerprint | None:
 
 # Java ------------------------------------------------------------------------------
 _JAVA_HEAD = re.compile(
-    r"^(?:Exception in thread \"[^\"\n]*\" |Caused by: )?((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*)(?:: ?([^\n]*))?\n"
-    r"(?:[^\n]*\n){0,8}?\s+at [\w$.<>/]+\(",
+    r"^(?:Exception in thread \"[^\"\n]*\" |Caused by: )?((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*)(?:: ?([^\n]*))?"
+    r"(?=\n(?:[^\n]*\n){0,8}?\s+at [\w$.<>/]+\()",
     re.M,
 )
 _JAVA_FRAME = re.compile(r"^\s+at ([\w$.<>/]+)\(", re.M)
@@ -313,7 +316,7 @@ def _java(text: str, lines: list[str]) -> Fingerprint | None:
     if not heads:
         return None
     root = heads[-1]  # the last "Caused by" is the root cause
-    frames = _JAVA_FRAME.findall(text, root.end() - 1)
+    frames = _JAVA_FRAME.findall(text, root.end())
     own = next((f for f in frames if not f.startswith(_JAVA_LIBRARY)), frames[0] if frames else "")
     where = f"@{own.rsplit('.', 2)[-2]}.{own.rsplit('.', 1)[-1]}" if "." in own else f"@{own}"
     return _make("java", f"{root.group(1)}: {_mask_message(root.group(2) or '')}{where}")
@@ -420,6 +423,10 @@ def _npm_code(match: re.Match[str]) -> str:
     return f"{match.group(1)}: {_mask_message(detail.group(1)) if detail else ''}"
 
 
+def _curl(match: re.Match[str]) -> str:
+    return f"curl: ({match.group(1)}) {_mask_message(match.group(2))}"
+
+
 def _command(match: re.Match[str]) -> str:
     return f"command not found: {match.group(1) or match.group(2)}"
 
@@ -442,19 +449,21 @@ _LINE_FAMILIES: tuple[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]],
     ("database", "ERROR:  ", re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M), _first_group),
     ("database", "psql: error", re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
     ("database", " error near line ", re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M), _first_group),
+    ("database", "Error: ", re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M), _first_group),
     ("database", "sqlite", re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
     ("pip", "ERROR: ", re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M), _first_group),
     ("pip", "ERROR: ", re.compile(_PIP_ERROR, re.M), _first_group),
     ("pip", "error: ", re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M), _first_group),
     ("npm", "npm ", re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
     ("npm", "npm ", _NPM_DETAIL, _first_group),
-    ("network", "curl: (", re.compile(r"(curl: \(\d+\) [^\n]*)"), _first_group),
+    ("network", "curl: (", re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
     ("network", "E", re.compile(_NET_CODES), _first_group),
     ("network", "n", re.compile(_NET_PHRASES), _first_group),
     ("shell", "not found", re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
-    ("shell", "No such file", re.compile(r"^([\w.+-]+: [^\n]*No such file or directory)", re.M), _first_group),
-    ("shell", "ermission denied", re.compile(r"^([\w.+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
-    ("shell", "(core dumped)", re.compile(r"((?:Segmentation fault|Aborted|Bus error|Killed|Illegal instruction)[^\n]*\(core dumped\))"), _first_group),
+    ("shell", "No such file", re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M), _first_group),
+    ("shell", "ermission denied", re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
+    ("shell", "Segmentation fault", re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"), _first_group),
+    ("shell", "(core dumped)", re.compile(r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"), _first_group),
 )
 
 

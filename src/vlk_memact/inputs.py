@@ -11,9 +11,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from .errors import InvalidInput
-from .model import ConstraintType
+from .model import ConstraintType, Scope
 
 DEFAULT_SESSION = "default"
+MAX_PROJECT_CHARS = 1024
+MIN_CONTEXT_TOKENS = 200  # the smallest budget that holds the frame, a conflict and one truncated slot
+MAX_CONTEXT_TOKENS = 1_000_000
 MAX_SESSION_ID_CHARS = 256
 MAX_IDS_PER_CALL = 1000
 MAX_QUERY_CHARS = 1000
@@ -147,6 +150,35 @@ def limit(value: Any, default: int, maximum: int) -> int:
     if value < 1:
         raise InvalidInput(f"Field 'limit' must be an integer from 1 to {maximum}, got {value}.")
     return min(value, maximum)
+
+
+def scope(value: Any, default: Scope) -> Scope:
+    """session, project or global, case-insensitive; missing means the default for the constraint type."""
+    if value is None:
+        return default
+    if isinstance(value, str) and value.strip().lower() in {s.value for s in Scope}:
+        return Scope(value.strip().lower())
+    raise InvalidInput(f"Field 'scope' must be 'session', 'project' or 'global', got {value!r}.")
+
+
+def max_tokens(value: Any, default: int) -> int:
+    """A context budget in tokens (characters / 3.8)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"Field 'max_tokens' must be an integer, got {_kind(value)}.")
+    if not MIN_CONTEXT_TOKENS <= value <= MAX_CONTEXT_TOKENS:
+        raise InvalidInput(
+            f"Field 'max_tokens' must be from {MIN_CONTEXT_TOKENS} to {MAX_CONTEXT_TOKENS}, got {value}."
+        )
+    return value
+
+
+def project(value: str) -> str:
+    cleaned = clean_text(value).strip()
+    if not cleaned or len(cleaned) > MAX_PROJECT_CHARS:
+        raise InvalidInput(f"The project name must be 1 to {MAX_PROJECT_CHARS} characters, got {len(cleaned)}.")
+    return cleaned
 
 
 def query(value: Any) -> str:

@@ -30,6 +30,14 @@ class Origin(StrEnum):
     CONSOLIDATED = "consolidated"  # consolidation of several constraints
 
 
+class Scope(StrEnum):
+    """Who sees a FUTURE constraint."""
+
+    SESSION = "session"  # only the session that learned it
+    PROJECT = "project"  # every session of the same project
+    GLOBAL = "global"  # every project of this database (same tenant)
+
+
 class Retired(StrEnum):
     """Why a slot left PRESENT or FUTURE for PAST."""
 
@@ -37,6 +45,15 @@ class Retired(StrEnum):
     LOOP = "loop"
     REVOKED = "revoked"
     CONSOLIDATED = "consolidated"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """A session is named within a project, and a project within a tenant."""
+
+    tenant: str
+    project: str
+    session: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +79,21 @@ class Slot:
     retired_reason: Retired | None = None
     retired_by: int | None = None
     lessons: tuple[str, ...] = ()
+    tenant: str = "local"
+    project: str = "default"
+    scope: Scope | None = None
+    fire_count: int = 0
+    last_fired_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class NewSlot:
     """What the engine asks a store to insert; the store assigns id and sequence."""
 
-    session_id: str
+    key: SessionKey
     temporal_state: TemporalState
     origin: Origin
+    scope: Scope | None = None
     content_id: int | None = None
     learning_summary: str | None = None
     constraint_type: ConstraintType | None = None
@@ -96,10 +119,24 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class RecallView:
+    """A constraint learned earlier whose evidence matches the error just recorded."""
+
+    constraint_id: int
+    learned_in_session: str
+    scope: str
+    constraint_type: str
+    lesson: str
+    evidence: str | None
+    fire_count: int
+
+
+@dataclass(frozen=True)
 class RecordResult:
     """A PRESENT slot was recorded."""
 
     session_id: str
+    project: str
     timeline_id: int
     content_id: int
     sequence_order: int
@@ -108,6 +145,8 @@ class RecordResult:
     repeats: int  # PRESENT slots of this session sharing the fingerprint, this one included
     repeat_ids: list[int] = field(default_factory=list)
     truncated: bool = False
+    recalled: list[RecallView] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # kinds of secrets replaced before storing
 
 
 @dataclass(frozen=True)
@@ -117,6 +156,7 @@ class TimeTravelResult:
     session_id: str
     constraint_id: int
     constraint_type: str
+    scope: str
     learning: str
     evidence: str
     moved_ids: list[int]
@@ -144,6 +184,10 @@ class SlotView:
     fingerprint: str | None
     retired_reason: str | None
     retired_by: int | None
+    project: str
+    scope: str | None
+    fire_count: int
+    last_fired_at: str | None
 
 
 @dataclass(frozen=True)
@@ -170,12 +214,14 @@ class SummaryResult:
     """Counts per temporal state and the token weight of live and archived logs."""
 
     session_id: str
+    project: str
     total: int
     present: int
     past: int
     future: int
     active_tokens: int
     archived_tokens: int
+    visible_constraints: int  # active constraints this session sees: its own, its project's and global ones
 
 
 @dataclass(frozen=True)
@@ -196,6 +242,7 @@ class MergeReport:
 
     consolidated_id: int
     constraint_type: str
+    scope: str
     merged_ids: list[int]
     lessons: int
     kept: int
@@ -215,10 +262,14 @@ class ContextResult:
     """The rendered active context plus what the pipeline did to produce it."""
 
     session_id: str
+    project: str
     text: str
     tokens: int
+    max_tokens: int
     constraint_ids: list[int]
     present_ids: list[int]
+    omitted_constraint_ids: list[int]
+    omitted_present_ids: list[int]
     loops: list[LoopReport]
     merges: list[MergeReport]
     conflicts: list[ConflictView]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 
 from .loops import one_line
 from .model import (
@@ -38,6 +38,14 @@ PREVENTIVE_TAG = "[PREVENTIVE FUTURE CONSTRAINT]"
 PROSPECTIVE_TAG = "[PROSPECTIVE CONSTRAINT]"
 PRESENT_TAG = "[ACTIVE PRESENT STATE]"
 CONFLICT_HEADER = "─── ⚠ CONFLICTING FUTURE CONSTRAINTS DETECTED ───"
+LONG_SLOT_MARKER = "\n[... {omitted} characters left out to fit the token budget; vlk_get_history shows the full log ...]\n"
+OMISSION_LINE = (
+    "[VLK BUDGET] Left out to stay within {max_tokens} tokens: {present} PRESENT slot(s) and "
+    "{constraints} constraint(s); vlk_get_history and vlk_search_memory show everything.\n"
+)
+OMISSION_RESERVE = 60  # tokens kept free for OMISSION_LINE
+PIPELINE_LINE_CHARS = 400
+MIN_TRUNCATED_SLOT_TOKENS = 60  # below this, a slot that does not fit is left out rather than cut
 
 
 def estimate_tokens(text: str | None) -> int:
@@ -49,10 +57,14 @@ def constraint_tag(constraint_type: ConstraintType | str | None) -> str:
     return PROSPECTIVE_TAG if constraint_type == ConstraintType.PROSPECTIVE else PREVENTIVE_TAG
 
 
-def constraint_lines(constraint: Slot) -> str:
+def constraint_lines(constraint: Slot, session_id: str | None = None) -> str:
     line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {constraint.learning_summary}\n"
     if constraint.evidence:
         line += f"    Evidence: {one_line(constraint.evidence, EVIDENCE_PREVIEW_CHARS)}\n"
+    if session_id is not None and constraint.session_id != session_id:
+        scope = constraint.scope.value if constraint.scope else "session"
+        fired = f", fired {constraint.fire_count} times" if constraint.fire_count else ""
+        line += f"    Learned in session '{one_line(constraint.session_id, 60)}' ({scope} scope{fired}).\n"
     return line
 
 
@@ -91,19 +103,89 @@ def pipeline_line(loops: Sequence[LoopReport], merges: Sequence[MergeReport]) ->
     return "[VLK PIPELINE] " + "; ".join(parts) + ".\n"
 
 
-def context_text(
+@dataclass(frozen=True)
+class RenderedContext:
+    """The context text and which slots made it in."""
+
+    text: str
+    constraint_ids: list[int]
+    present_ids: list[int]
+    omitted_constraint_ids: list[int]
+    omitted_present_ids: list[int]
+
+
+def truncate_to_tokens(text: str, tokens: int) -> str:
+    """Keep the head and tail of text around a marker so that it costs at most `tokens`."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    budget = int(tokens * CHARS_PER_TOKEN) - len(LONG_SLOT_MARKER.format(omitted=len(text))) - 2
+    budget = max(budget, 0)
+    head, tail = budget * 2 // 5, budget - budget * 2 // 5
+    omitted = len(text) - head - tail
+    return text[:head] + LONG_SLOT_MARKER.format(omitted=omitted) + (text[-tail:] if tail else "")
+
+
+def render_context(
+    session_id: str,
     constraints: Sequence[Slot],
     present: Sequence[Slot],
     conflicts: Sequence[Conflict],
     loops: Sequence[LoopReport],
     merges: Sequence[MergeReport],
-) -> str:
-    """FUTURE constraints first (they steer the next step), then PRESENT slots oldest first."""
-    body = [constraint_lines(c) for c in constraints]
-    body += [present_lines(s) for s in present]
-    text = CONTEXT_HEADER + ("".join(body) if body else EMPTY_CONTEXT)
-    text += conflict_block(conflicts)
-    return text + "\n" + pipeline_line(loops, merges)
+    max_tokens: int,
+) -> RenderedContext:
+    """Fill the budget by priority: conflicts, constraints in rank order, PRESENT slots newest first.
+
+    Constraints are shown before PRESENT slots and PRESENT slots oldest first; what did not fit is
+    counted in one line. The text never costs more than max_tokens (estimated part by part, which
+    can only over-count).
+    """
+    pipeline = one_line(pipeline_line(loops, merges), PIPELINE_LINE_CHARS) + "\n"
+    left = max_tokens - estimate_tokens(CONTEXT_HEADER) - estimate_tokens("\n" + pipeline) - OMISSION_RESERVE
+    left -= estimate_tokens(EMPTY_CONTEXT)
+
+    conflict_text = ""
+    for width in range(len(conflicts), -1, -1):  # as many conflict lines as fit, all of them if possible
+        conflict_text = conflict_block(conflicts[:width])
+        if estimate_tokens(conflict_text) <= left:
+            break
+    left -= estimate_tokens(conflict_text)
+
+    shown_constraints: list[str] = []
+    shown_c, omitted_c = [], []
+    for constraint in constraints:
+        part = constraint_lines(constraint, session_id)
+        cost = estimate_tokens(part)
+        if cost <= left:
+            shown_constraints.append(part)
+            shown_c.append(constraint.id)
+            left -= cost
+        else:
+            omitted_c.append(constraint.id)
+
+    chosen: dict[int, str] = {}
+    omitted_p = []
+    for slot in sorted(present, key=lambda s: s.sequence_order, reverse=True):
+        part = present_lines(slot)
+        cost = estimate_tokens(part)
+        if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
+            frame = estimate_tokens(present_lines(replace(slot, raw_log=""))) + 1
+            part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", left - frame)))
+            cost = estimate_tokens(part)
+        if cost <= left:
+            chosen[slot.id] = part
+            left -= cost
+        else:
+            omitted_p.append(slot.id)
+    shown_p = [s.id for s in present if s.id in chosen]
+
+    body = "".join(shown_constraints) + "".join(chosen[i] for i in shown_p)
+    nothing_active = not (body or omitted_c or omitted_p)
+    text = CONTEXT_HEADER + (EMPTY_CONTEXT if nothing_active else body) + conflict_text
+    if omitted_c or omitted_p:
+        text += OMISSION_LINE.format(max_tokens=max_tokens, present=len(omitted_p), constraints=len(omitted_c))
+    text += "\n" + pipeline
+    return RenderedContext(text, shown_c, shown_p, omitted_c, sorted(omitted_p))
 
 
 def record_text(result: RecordResult) -> str:
@@ -114,6 +196,12 @@ def record_text(result: RecordResult) -> str:
     )
     if result.truncated:
         text += "\nThe log was longer than the size limit: its head and tail were kept around a truncation marker."
+    for recall in result.recalled:
+        where = "this session" if recall.learned_in_session == result.session_id else (
+            f"session '{one_line(recall.learned_in_session, 60)}'")
+        text += f"\n⚡ Seen before in {where}: [id:{recall.constraint_id}] {recall.lesson}"
+        if recall.evidence:
+            text += f"\n    Evidence: {one_line(recall.evidence, EVIDENCE_PREVIEW_CHARS)}"
     if result.repeats >= 2:
         ids = ", ".join(f"#{i}" for i in result.repeat_ids)
         text += (
@@ -152,7 +240,8 @@ def summary_text(result: SummaryResult) -> str:
     return (
         f"Session '{result.session_id}': {result.total} total timeline slots | {result.present} PRESENT (active) "
         f"| {result.past} PAST (archived) | {result.future} FUTURE (constraints) | ~{result.active_tokens} "
-        f"estimated tokens in active raw_log data (~{result.archived_tokens} archived)."
+        f"estimated tokens in active raw_log data (~{result.archived_tokens} archived). Project: "
+        f"'{result.project}', {result.visible_constraints} active constraint(s) visible to this session."
     )
 
 

@@ -110,6 +110,14 @@ def build_server(memory: Memory) -> MCPServer:
             ),
         ] = None,
         session_id: SessionId = None,
+        scope: Annotated[
+            str | None,
+            Field(
+                description="Who sees the lesson: 'session', 'project' (every session of this project; the "
+                "default for DERIVED) or 'global' (every project). PROSPECTIVE defaults to 'session'.",
+                json_schema_extra={"enum": ["session", "project", "global"]},
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, TimeTravelResult]:
         """Archive PRESENT slots to PAST and inject a FUTURE constraint. Use it when stuck in a failure loop
         or when the context is cluttered; raw_log_excerpt is required as evidence."""
@@ -120,6 +128,7 @@ def build_server(memory: Memory) -> MCPServer:
                 raw_log_excerpt=raw_log_excerpt,
                 constraint_type=constraint_type,
                 session_id=session_id,
+                scope=scope,
             )
         )
         return _result(render.time_travel_text(result), result)
@@ -150,11 +159,18 @@ def build_server(memory: Memory) -> MCPServer:
         return _result(render.summary_text(result), result)
 
     @server.tool(title="Fetch active context", annotations=PIPELINE)
-    def vlk_fetch_context(session_id: SessionId = None) -> Annotated[CallToolResult, ContextResult]:
+    def vlk_fetch_context(
+        session_id: SessionId = None,
+        max_tokens: Annotated[
+            int | None,
+            Field(description="Token budget of the context (default 4000, at least 200); what does not fit is "
+                  "counted at the end."),
+        ] = None,
+    ) -> Annotated[CallToolResult, ContextResult]:
         """The clean active context (FUTURE constraints, then PRESENT slots). Call it before every step.
         It archives errors repeated 3+ times behind a [SYSTEM ANCHOR], merges constraints above 5 and
         flags conflicting directives."""
-        result = _call(lambda: memory.fetch_context(session_id=session_id))
+        result = _call(lambda: memory.fetch_context(session_id=session_id, max_tokens=max_tokens))
         return _result(result.text, result)
 
     @server.tool(title="Revoke a FUTURE constraint", annotations=ARCHIVES)

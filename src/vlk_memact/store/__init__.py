@@ -11,31 +11,46 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from ..errors import ConfigError
-from ..model import NewSlot, Retired, Slot, TemporalState
+from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
 
 
 class Transaction(Protocol):
-    """Operations inside one transaction; all of them see the same snapshot."""
+    """Operations inside one transaction; all of them see the same snapshot.
 
-    def add_content(self, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
-        """Store content once: identical (raw_log, file_context, tool_payload) returns the existing id."""
+    Every read is confined to one tenant; session reads to one (tenant, project, session) key.
+    """
+
+    def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        """Store content once per tenant: identical content returns the existing id."""
 
     def insert_slot(self, slot: NewSlot) -> Slot:
-        """Insert at the session's next sequence number (unique per session) and return the row."""
+        """Insert at the session's next sequence number (unique per session); index a constraint's keys."""
 
-    def slots(self, session_id: str, state: TemporalState) -> list[Slot]:
+    def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         """Slots of a session in one state, oldest first."""
 
-    def slots_by_id(self, session_id: str, ids: Sequence[int]) -> list[Slot]:
+    def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         """The slots of this session among ids (others are silently absent), oldest first."""
 
-    def count_fingerprint(self, session_id: str, fingerprint: str) -> list[int]:
+    def visible_constraints(self, key: SessionKey) -> list[Slot]:
+        """Active FUTURE constraints the session sees: its own session-scoped ones, its project's, global ones."""
+
+    def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
+        """Visible active constraints learned from an error sharing any of these fingerprint keys (indexed)."""
+
+    def fire(self, constraint_ids: Sequence[int]) -> None:
+        """Count one more firing of these constraints, now."""
+
+    def count_fingerprint(self, key: SessionKey, fingerprint: str) -> list[int]:
         """Ids of the session's PRESENT slots with this primary fingerprint, oldest first (indexed)."""
 
     def retire(
-        self, session_id: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
+        self, tenant: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
     ) -> list[int]:
-        """Move slots of this session still in from_state to PAST; return the ids that moved."""
+        """Move slots of this tenant still in from_state to PAST; return the ids that moved.
+
+        The engine decides which ids a session may retire; the tenant filter is the store's guarantee.
+        """
 
     def update_fingerprints(self, updates: Sequence[tuple[int, str, tuple[str, ...], int]]) -> None:
         """Store (slot id, fingerprint, keys, version) for slots fingerprinted by an older algorithm."""
@@ -43,13 +58,13 @@ class Transaction(Protocol):
     def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
         """Record that a constraint was learned from ('archived') or merged from ('merged') slots."""
 
-    def history(self, session_id: str, limit: int) -> list[Slot]:
+    def history(self, key: SessionKey, limit: int) -> list[Slot]:
         """All slots of a session, newest first."""
 
-    def search(self, session_id: str, query: str, limit: int) -> list[Slot]:
+    def search(self, key: SessionKey, query: str, limit: int) -> list[Slot]:
         """Slots whose log, file context, lesson or evidence contains query (case-insensitive, literal)."""
 
-    def counts(self, session_id: str) -> dict[TemporalState, tuple[int, int]]:
+    def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
         """Per state: (number of slots, characters of raw_log)."""
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
 from ..errors import ConfigError, StoreError
-from ..model import ConstraintType, NewSlot, Origin, Retired, Slot, TemporalState
+from ..model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, Slot, TemporalState
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,21 @@ _SEPARATOR = "\x1f"
 _SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
     t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
     t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
-    t.retired_by, t.lessons
+    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
+_SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
+# What a session sees: its own constraints, its project's, and the tenant's global ones.
+_VISIBLE = """ t.tenant = ? AND t.temporal_state = 'FUTURE' AND (
+    t.scope = 'global' OR (t.scope = 'project' AND t.project = ?)
+    OR ((t.scope = 'session' OR t.scope IS NULL) AND t.project = ? AND t.session_id = ?)) """
+
+
+def _key(key: SessionKey) -> tuple[str, str, str]:
+    return (key.tenant, key.project, key.session)
+
+
+def _visible(key: SessionKey) -> tuple[str, str, str, str]:
+    return (key.tenant, key.project, key.project, key.session)
 
 
 def default_path() -> Path:
@@ -152,7 +165,7 @@ class SqliteStore:
 
 def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
     (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
-     fp, fp_keys, fp_version, retired, retired_by, lessons) = row
+     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at) = row
     return Slot(
         id=id_,
         session_id=session,
@@ -173,6 +186,11 @@ def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
         retired_reason=Retired(retired) if retired else None,
         retired_by=retired_by,
         lessons=tuple(json.loads(lessons)) if lessons else (),
+        tenant=tenant,
+        project=project,
+        scope=Scope(scope) if scope else None,
+        fire_count=fires,
+        last_fired_at=fired_at,
     )
 
 
@@ -182,8 +200,8 @@ class _SqliteTx:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
-    def add_content(self, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
-        digest = content_hash(raw_log, file_context, tool_payload)
+    def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        digest = content_hash(tenant, raw_log, file_context, tool_payload)
         row = self._conn.execute(
             "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(content_hash) DO NOTHING RETURNING id",
@@ -194,18 +212,21 @@ class _SqliteTx:
         return int(row[0])
 
     def insert_slot(self, slot: NewSlot) -> Slot:
+        k = slot.key
         row = self._conn.execute(
-            """INSERT INTO agent_timeline (session_id, sequence_order, temporal_state, origin, content_id,
-                   learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
+            """INSERT INTO agent_timeline (tenant, project, session_id, sequence_order, temporal_state, origin,
+                   scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
                    fingerprint_version, lessons)
-               VALUES (?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline WHERE session_id = ?),
-                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               VALUES (?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
+                                 WHERE tenant = ? AND project = ? AND session_id = ?),
+                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                RETURNING id""",
             (
-                slot.session_id,
-                slot.session_id,
+                *_key(k),
+                *_key(k),
                 slot.temporal_state.value,
                 slot.origin.value,
+                slot.scope.value if slot.scope else None,
                 slot.content_id,
                 slot.learning_summary,
                 slot.constraint_type.value if slot.constraint_type else None,
@@ -216,37 +237,61 @@ class _SqliteTx:
                 json.dumps(list(slot.lessons), ensure_ascii=False) if slot.lessons else None,
             ),
         ).fetchone()
+        if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO constraint_keys (key, constraint_id) VALUES (?, ?)",
+                [(fk, row[0]) for fk in slot.fingerprint_keys],
+            )
         return _slot(self._conn.execute(_SELECT + " WHERE t.id = ?", (row[0],)).fetchone())
 
-    def slots(self, session_id: str, state: TemporalState) -> list[Slot]:
+    def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         rows = self._conn.execute(
-            _SELECT + " WHERE t.session_id = ? AND t.temporal_state = ? ORDER BY t.sequence_order",
-            (session_id, state.value),
+            _SELECT + " WHERE" + _SESSION + "AND t.temporal_state = ? ORDER BY t.sequence_order",
+            (*_key(key), state.value),
         )
         return [_slot(r) for r in rows]
 
-    def slots_by_id(self, session_id: str, ids: Sequence[int]) -> list[Slot]:
+    def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         rows = self._conn.execute(
-            _SELECT + " WHERE t.session_id = ? AND t.id IN (SELECT value FROM json_each(?)) ORDER BY t.sequence_order",
-            (session_id, json.dumps(list(ids))),
+            _SELECT + " WHERE" + _SESSION + "AND t.id IN (SELECT value FROM json_each(?)) ORDER BY t.sequence_order",
+            (*_key(key), json.dumps(list(ids))),
         )
         return [_slot(r) for r in rows]
 
-    def count_fingerprint(self, session_id: str, fingerprint: str) -> list[int]:
+    def visible_constraints(self, key: SessionKey) -> list[Slot]:
+        rows = self._conn.execute(_SELECT + " WHERE" + _VISIBLE + "ORDER BY t.id", _visible(key))
+        return [_slot(r) for r in rows]
+
+    def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
         rows = self._conn.execute(
-            "SELECT id FROM agent_timeline WHERE session_id = ? AND temporal_state = 'PRESENT' AND fingerprint = ? "
-            "ORDER BY sequence_order",
-            (session_id, fingerprint),
+            _SELECT + " WHERE t.id IN (SELECT constraint_id FROM constraint_keys WHERE key IN "
+            "(SELECT value FROM json_each(?))) AND" + _VISIBLE + "ORDER BY t.id",
+            (json.dumps(list(fingerprint_keys)), *_visible(key)),
+        )
+        return [_slot(r) for r in rows]
+
+    def fire(self, constraint_ids: Sequence[int]) -> None:
+        self._conn.execute(
+            "UPDATE agent_timeline SET fire_count = fire_count + 1, last_fired_at = strftime('%Y-%m-%d %H:%M:%f','now') "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(constraint_ids)),),
+        )
+
+    def count_fingerprint(self, key: SessionKey, fingerprint: str) -> list[int]:
+        rows = self._conn.execute(
+            "SELECT t.id FROM agent_timeline t WHERE" + _SESSION + "AND t.temporal_state = 'PRESENT' "
+            "AND t.fingerprint = ? ORDER BY t.sequence_order",
+            (*_key(key), fingerprint),
         )
         return [r[0] for r in rows]
 
     def retire(
-        self, session_id: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
+        self, tenant: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
     ) -> list[int]:
         rows = self._conn.execute(
             "UPDATE agent_timeline SET temporal_state = 'PAST', retired_reason = ?, retired_by = ? "
-            "WHERE session_id = ? AND temporal_state = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id",
-            (reason.value, by, session_id, from_state.value, json.dumps(list(ids))),
+            "WHERE tenant = ? AND temporal_state = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id",
+            (reason.value, by, tenant, from_state.value, json.dumps(list(ids))),
         ).fetchall()
         return sorted(r[0] for r in rows)
 
@@ -262,29 +307,31 @@ class _SqliteTx:
             [(constraint_id, source, relation) for source in source_ids],
         )
 
-    def history(self, session_id: str, limit: int) -> list[Slot]:
+    def history(self, key: SessionKey, limit: int) -> list[Slot]:
         rows = self._conn.execute(
-            _SELECT + " WHERE t.session_id = ? ORDER BY t.sequence_order DESC LIMIT ?", (session_id, limit)
+            _SELECT + " WHERE" + _SESSION + "ORDER BY t.sequence_order DESC LIMIT ?", (*_key(key), limit)
         )
         return [_slot(r) for r in rows]
 
-    def search(self, session_id: str, query: str, limit: int) -> list[Slot]:
+    def search(self, key: SessionKey, query: str, limit: int) -> list[Slot]:
         # instr() on case-folded text: literal (no LIKE wildcards) and Unicode-aware (fixes defect 19).
         rows = self._conn.execute(
             _SELECT
-            + """ WHERE t.session_id = ? AND instr(vlk_fold(
+            + " WHERE"
+            + _SESSION
+            + """AND instr(vlk_fold(
                     COALESCE(c.raw_log, '') || ? || COALESCE(c.file_context, '') || ? ||
                     COALESCE(t.learning_summary, '') || ? || COALESCE(t.evidence, '')), ?) > 0
                 ORDER BY t.sequence_order DESC LIMIT ?""",
-            (session_id, _SEPARATOR, _SEPARATOR, _SEPARATOR, query.casefold(), limit),
+            (*_key(key), _SEPARATOR, _SEPARATOR, _SEPARATOR, query.casefold(), limit),
         )
         return [_slot(r) for r in rows]
 
-    def counts(self, session_id: str) -> dict[TemporalState, tuple[int, int]]:
+    def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
         rows = self._conn.execute(
             """SELECT t.temporal_state, COUNT(*), COALESCE(SUM(LENGTH(c.raw_log)), 0)
                FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
-               WHERE t.session_id = ? GROUP BY t.temporal_state""",
-            (session_id,),
+               WHERE""" + _SESSION + "GROUP BY t.temporal_state",
+            _key(key),
         )
         return {TemporalState(state): (count, chars) for state, count, chars in rows}

@@ -16,9 +16,9 @@ MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
 
 
-def content_hash(raw_log: str, file_context: str | None, tool_payload: str | None) -> str:
-    """Identity of a content row: identical content is stored once."""
-    blob = json.dumps([raw_log, file_context, tool_payload], ensure_ascii=False)
+def content_hash(tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> str:
+    """Identity of a content row: identical content of one tenant is stored once (never shared across tenants)."""
+    blob = json.dumps([tenant, raw_log, file_context, tool_payload], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -61,7 +61,7 @@ def m002_vlk_memact_schema(conn: sqlite3.Connection) -> None:
     for cid, raw, ctx, payload in conn.execute(
         "SELECT id, raw_log, file_context, tool_payload FROM memory_contents ORDER BY id"
     ).fetchall():
-        digest = content_hash(raw, ctx, payload)
+        digest = content_hash("local", raw, ctx, payload)
         if digest in keep:
             remap[cid] = keep[digest]
         else:
@@ -122,6 +122,73 @@ def m002_vlk_memact_schema(conn: sqlite3.Connection) -> None:
             PRIMARY KEY(constraint_id, source_id))"""
     )
     conn.execute("CREATE INDEX idx_links_source ON constraint_links(source_id)")
+
+
+@migration
+def m003_scopes_projects_tenants(conn: sqlite3.Connection) -> None:
+    """Constraints get a scope and fire counts; every row a tenant and a project; keys get an index.
+
+    Rows written before this step belong to tenant 'local' and project 'default', and their
+    constraints keep the session scope they had.
+    """
+    conn.execute(
+        """CREATE TABLE agent_timeline_v3 (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            content_id INTEGER REFERENCES memory_contents(id),
+            tenant TEXT NOT NULL DEFAULT 'local',
+            project TEXT NOT NULL DEFAULT 'default',
+            session_id TEXT NOT NULL,
+            sequence_order INTEGER NOT NULL,
+            temporal_state TEXT NOT NULL CHECK(temporal_state IN ('PRESENT','PAST','FUTURE')),
+            learning_summary TEXT,
+            constraint_type TEXT CHECK(constraint_type IS NULL OR constraint_type IN ('DERIVED','PROSPECTIVE')),
+            created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            origin TEXT NOT NULL CHECK(origin IN ('record','lesson','anchor','consolidated')),
+            scope TEXT CHECK(scope IS NULL OR scope IN ('session','project','global')),
+            evidence TEXT,
+            fingerprint TEXT,
+            fingerprint_keys TEXT,
+            fingerprint_version INTEGER,
+            retired_reason TEXT CHECK(retired_reason IS NULL OR
+                retired_reason IN ('time_travel','loop','revoked','consolidated')),
+            retired_by INTEGER REFERENCES agent_timeline(id),
+            lessons TEXT,
+            fire_count INTEGER NOT NULL DEFAULT 0,
+            last_fired_at TEXT,
+            UNIQUE(tenant, project, session_id, sequence_order))"""
+    )
+    conn.execute(
+        """INSERT INTO agent_timeline_v3 (id, content_id, session_id, sequence_order, temporal_state,
+               learning_summary, constraint_type, created_at, origin, scope, evidence, fingerprint,
+               fingerprint_keys, fingerprint_version, retired_reason, retired_by, lessons)
+           SELECT id, content_id, session_id, sequence_order, temporal_state, learning_summary, constraint_type,
+                  created_at, origin, CASE WHEN origin = 'record' THEN NULL ELSE 'session' END, evidence,
+                  fingerprint, fingerprint_keys, fingerprint_version, retired_reason, retired_by, lessons
+           FROM agent_timeline"""
+    )
+    conn.execute("DROP TABLE agent_timeline")
+    conn.execute("ALTER TABLE agent_timeline_v3 RENAME TO agent_timeline")
+    conn.execute(
+        "CREATE INDEX idx_timeline_active_context "
+        "ON agent_timeline(tenant, project, session_id, temporal_state, sequence_order)"
+    )
+    conn.execute(
+        "CREATE INDEX idx_timeline_fingerprint ON agent_timeline(tenant, project, session_id, temporal_state, fingerprint)"
+    )
+    conn.execute("CREATE INDEX idx_timeline_shared ON agent_timeline(tenant, temporal_state, scope, project)")
+    conn.execute(
+        """CREATE TABLE constraint_keys (
+            key TEXT NOT NULL,
+            constraint_id INTEGER NOT NULL REFERENCES agent_timeline(id),
+            PRIMARY KEY(key, constraint_id)) WITHOUT ROWID"""
+    )
+    rows = conn.execute(
+        "SELECT id, fingerprint_keys FROM agent_timeline WHERE origin != 'record' AND fingerprint_keys IS NOT NULL"
+    ).fetchall()
+    conn.executemany(
+        "INSERT OR IGNORE INTO constraint_keys (key, constraint_id) VALUES (?, ?)",
+        [(key, cid) for cid, keys in rows for key in json.loads(keys)],
+    )
 
 
 SCHEMA_VERSION = len(MIGRATIONS)
