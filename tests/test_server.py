@@ -185,3 +185,21 @@ async def test_structured_content_matches_the_output_schema(client: Client) -> N
                        ("vlk_summarize_session", {})]:
         _, data = await call(client, name, **args)
         jsonschema.validate(data, tools[name].output_schema)
+
+
+async def test_scopes_recall_and_budget_through_the_tools(client: Client) -> None:
+    raw = "ModuleNotFoundError: No module named 'yaml'"
+    _, rec = await call(client, "vlk_record_state", raw_log=raw, session_id="monday")
+    _, travel = await call(client, "vlk_time_travel", target_timeline_ids=[rec["timeline_id"]],
+                           learning="pip install pyyaml", raw_log_excerpt=raw, session_id="monday", scope="project")
+    assert travel["scope"] == "project"
+    text, data = await call(client, "vlk_record_state", raw_log=raw, session_id="tuesday")
+    assert data["recalled"][0]["constraint_id"] == travel["constraint_id"]
+    assert "⚡ Seen before in session 'monday'" in text
+    text, data = await call(client, "vlk_fetch_context", session_id="tuesday", max_tokens=250)
+    assert data["max_tokens"] == 250 and data["tokens"] <= 250 and "pip install pyyaml" in text
+    assert "scope" in await error(client, "vlk_time_travel", target_timeline_ids=[data["present_ids"][0]],
+                                      learning="x", raw_log_excerpt="y", scope="team", session_id="tuesday")
+    assert "max_tokens" in await error(client, "vlk_fetch_context", max_tokens=10)
+    text, data = await call(client, "vlk_summarize_session", session_id="tuesday")
+    assert data["project"] == "test-project" and "Project: 'test-project'" in text

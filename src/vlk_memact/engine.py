@@ -50,6 +50,7 @@ DEFAULT_TENANT = "local"
 HISTORY_DEFAULT_LIMIT = 50
 SEARCH_DEFAULT_LIMIT = 20
 MAX_LESSON_KEYS = 16
+MAX_ANCHOR_KEYS = 32
 
 
 class Memory:
@@ -296,9 +297,16 @@ class Memory:
         return [fresh.get(s.id, s) for s in present]
 
     def _intercept_loops(self, tx: Transaction, key: SessionKey, present: list[Slot]) -> list[LoopReport]:
+        groups = detect_loops(present, self.settings.loop_threshold)
+        if not groups:
+            return []
         reports = []
         by_id = {s.id: s for s in present}
-        for group in detect_loops(present, self.settings.loop_threshold):
+        anchors = [c for c in tx.visible_constraints(key) if c.origin is Origin.ANCHOR]
+        for group in groups:
+            # The same error looping again replaces its older anchor: one anchor per error, with the full count.
+            older = [a for a in anchors if set(a.fingerprint_keys) & set(group.fingerprint_keys)]
+            earlier = sorted({i for a in older for i in tx.sources(a.id, "archived")})
             # A loop is a lesson about this code base: anchors protect the whole project.
             anchor = tx.insert_slot(
                 NewSlot(
@@ -306,20 +314,28 @@ class Memory:
                     temporal_state=TemporalState.FUTURE,
                     origin=Origin.ANCHOR,
                     scope=Scope.PROJECT,
-                    learning_summary=group.anchor_text,
+                    learning_summary=group.anchor_text(len(group.slot_ids) + len(earlier)),
                     constraint_type=ConstraintType.DERIVED,
                     evidence=group.evidence,
                     fingerprint=group.fingerprint,
-                    fingerprint_keys=group.fingerprint_keys,
+                    fingerprint_keys=tuple(dict.fromkeys((*group.fingerprint_keys, *(
+                        k for a in older for k in a.fingerprint_keys))))[:MAX_ANCHOR_KEYS],
                     fingerprint_version=FINGERPRINT_VERSION,
                 )
             )
             moved = tx.retire(key.tenant, group.slot_ids, TemporalState.PRESENT, Retired.LOOP, anchor.id)
-            tx.link(anchor.id, moved, "archived")
+            tx.link(anchor.id, [*earlier, *moved], "archived")
+            superseded = tx.retire(
+                key.tenant, [a.id for a in older], TemporalState.FUTURE, Retired.CONSOLIDATED, anchor.id
+            )
+            tx.link(anchor.id, superseded, "merged")
+            anchors = [a for a in anchors if a.id not in superseded] + [anchor]
             saved = _tokens_of(by_id[i] for i in moved)
             log.info("[AUTO-INTERCEPT] Session %r: archived %d looped slots (%s), ~%d tokens saved, anchor #%d",
                      key.session, len(moved), group.method, saved, anchor.id)
-            reports.append(LoopReport(anchor.id, group.method, len(group.slot_ids), moved, group.signature, saved))
+            reports.append(
+                LoopReport(anchor.id, group.method, len(group.slot_ids), moved, group.signature, saved, superseded)
+            )
         return reports
 
     def _consolidate(self, tx: Transaction, key: SessionKey, constraints: list[Slot]) -> list[MergeReport]:
@@ -402,7 +418,7 @@ def view(slot: Slot) -> SlotView:
 def _rank(constraints: Sequence[Slot], live_keys: set[str]) -> list[Slot]:
     """Constraints about a live error first, then the most fired, then the most recent."""
     newest_first = sorted(
-        constraints, key=lambda c: (max(c.last_fired_at or "", c.created_at or "")[:19], c.id), reverse=True
+        constraints, key=lambda c: (max(c.last_fired_at or "", c.created_at or ""), c.id), reverse=True
     )
     return sorted(newest_first, key=lambda c: (not live_keys.intersection(c.fingerprint_keys), -c.fire_count))
 

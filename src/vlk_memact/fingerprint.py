@@ -145,6 +145,7 @@ _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
 _RUST_PLAIN = re.compile(
     r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n\s*--> ", re.M
 )
+_RUST_LABEL = re.compile(r"^[ \t]*(?:\d+[ \t]*)?\|[ \t|_.-]*\^[\^-]*[ \t]+([^\n]+)$", re.M)
 _RUST_PANIC = re.compile(
     r"thread '([^'\n]{0,200})'(?: \(\d+\))? panicked at "
     r"(?:'([^\n]{0,500}?)', )?([^\n:]{1,300}):\d+:\d+:?[ \t]*(?:\n([^\n]*))?"
@@ -162,11 +163,19 @@ def _keep_code_spans(message: str) -> str:
     return "`".join(parts)
 
 
+def _rust_label(text: str, start: int) -> str:
+    """The primary label under the carets (``expected `i32`, found `&str```) of one diagnostic."""
+    block = re.split(r"\n(?=error|warning)", text[start : start + 2000], maxsplit=1)[0]
+    label = _RUST_LABEL.search(block)
+    return f" ({_keep_code_spans(label.group(1))})" if label else ""
+
+
 def _rust(text: str, lines: list[str]) -> Fingerprint | None:
     if "error[E" in text:
         match = _RUST_CODE.search(text)
         if match:
-            return _make("rust", f"error[{match.group(1)}]: {_keep_code_spans(match.group(2))}")
+            message = _keep_code_spans(match.group(2))
+            return _make("rust", f"error[{match.group(1)}]: {message}{_rust_label(text, match.end())}")
     if "-->" in text and "error: " in text:
         match = _RUST_PLAIN.search(text)
         if match:

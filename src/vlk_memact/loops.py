@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .model import Slot
 
 SIGNATURE_CHARS = 80
+MAX_KEYS = 32
 EVIDENCE_CHARS = 300
 
 ANCHOR_TEMPLATE = (
@@ -33,11 +34,12 @@ class LoopGroup:
     signature: str
     evidence: str
     fingerprint: str
-    fingerprint_keys: tuple[str, ...]
+    fingerprint_keys: tuple[str, ...]  # every key of every slot in the group
 
-    @property
-    def anchor_text(self) -> str:
-        return ANCHOR_TEMPLATE.format(method=self.method, count=len(self.slot_ids), signature=self.signature)
+    def anchor_text(self, count: int | None = None) -> str:
+        """The prototype's anchor; count includes earlier occurrences an older anchor already absorbed."""
+        total = len(self.slot_ids) if count is None else count
+        return ANCHOR_TEMPLATE.format(method=self.method, count=total, signature=self.signature)
 
 
 _STRONG_ERROR = re.compile(
@@ -108,5 +110,5 @@ def _describe(group: list[Slot]) -> LoopGroup:
         signature=_WHITESPACE.sub(" ", key).strip()[:SIGNATURE_CHARS],
         evidence=error_excerpt(newest.raw_log or "", EVIDENCE_CHARS),
         fingerprint=newest.fingerprint or "",
-        fingerprint_keys=newest.fingerprint_keys,
+        fingerprint_keys=tuple(dict.fromkeys(k for s in reversed(group) for k in s.fingerprint_keys))[:MAX_KEYS],
     )

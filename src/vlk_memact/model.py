@@ -234,6 +234,7 @@ class LoopReport:
     archived_ids: list[int]
     signature: str
     tokens_saved: int
+    superseded_ids: list[int] = field(default_factory=list)  # older anchors of the same error, replaced
 
 
 @dataclass(frozen=True)

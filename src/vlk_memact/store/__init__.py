@@ -58,6 +58,9 @@ class Transaction(Protocol):
     def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
         """Record that a constraint was learned from ('archived') or merged from ('merged') slots."""
 
+    def sources(self, constraint_id: int, relation: str) -> list[int]:
+        """Ids a constraint was learned ('archived') or merged ('merged') from, ascending."""
+
     def history(self, key: SessionKey, limit: int) -> list[Slot]:
         """All slots of a session, newest first."""
 

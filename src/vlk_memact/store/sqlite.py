@@ -307,6 +307,13 @@ class _SqliteTx:
             [(constraint_id, source, relation) for source in source_ids],
         )
 
+    def sources(self, constraint_id: int, relation: str) -> list[int]:
+        rows = self._conn.execute(
+            "SELECT source_id FROM constraint_links WHERE constraint_id = ? AND relation = ? ORDER BY source_id",
+            (constraint_id, relation),
+        )
+        return [r[0] for r in rows]
+
     def history(self, key: SessionKey, limit: int) -> list[Slot]:
         rows = self._conn.execute(
             _SELECT + " WHERE" + _SESSION + "ORDER BY t.sequence_order DESC LIMIT ?", (*_key(key), limit)
