@@ -40,7 +40,7 @@ def test_three_exact_repeats_make_one_exact_loop_with_every_id() -> None:
     [group] = detect_loops([present(i, "error msg") for i in (1, 2, 3)], 3)
     assert group.slot_ids == (1, 2, 3)
     assert group.method == "exact"
-    assert group.anchor_text.startswith("[SYSTEM ANCHOR] Loop detected (exact): the same error pattern appeared 3 times.")
+    assert group.anchor_text().startswith("[SYSTEM ANCHOR] Loop detected (exact): the same error pattern appeared 3 times.")
 
 
 def test_repeats_that_differ_only_in_noise_make_a_fingerprint_loop() -> None:
@@ -59,7 +59,7 @@ def test_every_group_that_reached_the_threshold_is_reported_oldest_first() -> No
 def test_anchor_signature_is_one_line_and_bounded() -> None:
     raw = "line one\nline two " + "x" * 500
     [group] = detect_loops([present(i, raw) for i in (1, 2, 3)], 3)
-    assert "\n" not in group.anchor_text
+    assert "\n" not in group.anchor_text()
     assert len(group.signature) <= 80
 
 

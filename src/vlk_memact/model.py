@@ -84,6 +84,7 @@ class Slot:
     scope: Scope | None = None
     fire_count: int = 0
     last_fired_at: str | None = None
+    uid: str = ""  # stable across databases: what export and import match on
 
 
 @dataclass(frozen=True, slots=True)

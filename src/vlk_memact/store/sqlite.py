@@ -13,6 +13,7 @@ import random
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,7 @@ _SEPARATOR = "\x1f"
 _SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
     t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
     t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
-    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at
+    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
 # What a session sees: its own constraints, its project's, and the tenant's global ones.
@@ -165,7 +166,7 @@ class SqliteStore:
 
 def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
     (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
-     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at) = row
+     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
     return Slot(
         id=id_,
         session_id=session,
@@ -191,6 +192,7 @@ def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
         scope=Scope(scope) if scope else None,
         fire_count=fires,
         last_fired_at=fired_at,
+        uid=uid,
     )
 
 
@@ -214,14 +216,15 @@ class _SqliteTx:
     def insert_slot(self, slot: NewSlot) -> Slot:
         k = slot.key
         row = self._conn.execute(
-            """INSERT INTO agent_timeline (tenant, project, session_id, sequence_order, temporal_state, origin,
+            """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
                    scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
                    fingerprint_version, lessons)
-               VALUES (?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
-                                 WHERE tenant = ? AND project = ? AND session_id = ?),
+               VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
+                                    WHERE tenant = ? AND project = ? AND session_id = ?),
                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                RETURNING id""",
             (
+                uuid.uuid4().hex,
                 *_key(k),
                 *_key(k),
                 slot.temporal_state.value,

@@ -126,7 +126,7 @@ def m002_vlk_memact_schema(conn: sqlite3.Connection) -> None:
 
 @migration
 def m003_scopes_projects_tenants(conn: sqlite3.Connection) -> None:
-    """Constraints get a scope and fire counts; every row a tenant and a project; keys get an index.
+    """Constraints get a scope and fire counts; every row a tenant, a project and a portable uid.
 
     Rows written before this step belong to tenant 'local' and project 'default', and their
     constraints keep the session scope they had.
@@ -134,6 +134,7 @@ def m003_scopes_projects_tenants(conn: sqlite3.Connection) -> None:
     conn.execute(
         """CREATE TABLE agent_timeline_v3 (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL UNIQUE,
             content_id INTEGER REFERENCES memory_contents(id),
             tenant TEXT NOT NULL DEFAULT 'local',
             project TEXT NOT NULL DEFAULT 'default',
@@ -158,10 +159,10 @@ def m003_scopes_projects_tenants(conn: sqlite3.Connection) -> None:
             UNIQUE(tenant, project, session_id, sequence_order))"""
     )
     conn.execute(
-        """INSERT INTO agent_timeline_v3 (id, content_id, session_id, sequence_order, temporal_state,
+        """INSERT INTO agent_timeline_v3 (id, uid, content_id, session_id, sequence_order, temporal_state,
                learning_summary, constraint_type, created_at, origin, scope, evidence, fingerprint,
                fingerprint_keys, fingerprint_version, retired_reason, retired_by, lessons)
-           SELECT id, content_id, session_id, sequence_order, temporal_state, learning_summary, constraint_type,
+           SELECT id, lower(hex(randomblob(16))), content_id, session_id, sequence_order, temporal_state, learning_summary, constraint_type,
                   created_at, origin, CASE WHEN origin = 'record' THEN NULL ELSE 'session' END, evidence,
                   fingerprint, fingerprint_keys, fingerprint_version, retired_reason, retired_by, lessons
            FROM agent_timeline"""
