@@ -10,7 +10,7 @@ from vlk_memact.cli import _parser
 
 PACKAGE = Path(vlk_memact.__file__).parent
 ROOT = PACKAGE.parent.parent
-PURE = {"model", "errors", "fingerprint", "loops", "consolidate", "conflicts", "render", "inputs"}
+PURE = {"model", "errors", "fingerprint", "loops", "consolidate", "conflicts", "render", "inputs", "quoting", "redact"}
 
 
 def test_public_api_is_curated_and_sorted() -> None:

@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from .model import ConstraintType, Origin, Scope, Slot
+from .quoting import neutralize
 
 SEPARATOR = " | "
 
@@ -83,7 +84,9 @@ def _distinct_lessons(members: Sequence[Slot]) -> list[str]:
         if c.origin is Origin.CONSOLIDATED and c.lessons:
             flat.extend(c.lessons)
         elif c.learning_summary and c.learning_summary.strip():
-            flat.append(" ".join(c.learning_summary.split()))
+            text = " ".join(c.learning_summary.split())
+            # A lesson is the agent's text: once merged it must not pass for a server marker.
+            flat.append(text if c.origin is Origin.ANCHOR else neutralize(text))
     newest_index = {lesson_key(text): i for i, text in enumerate(flat)}
     return [text for i, text in enumerate(flat) if newest_index[lesson_key(text)] == i]
 

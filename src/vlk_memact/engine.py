@@ -41,7 +41,7 @@ from .model import (
     TemporalState,
     TimeTravelResult,
 )
-from .render import CHARS_PER_TOKEN, estimate_tokens, render_context
+from .render import CHARS_PER_TOKEN, estimate_tokens, lesson_text, render_context
 from .store import Store, Transaction, open_store
 
 log = logging.getLogger(__name__)
@@ -429,7 +429,7 @@ def _recall_view(constraint: Slot) -> RecallView:
         learned_in_session=constraint.session_id,
         scope=(constraint.scope or Scope.SESSION).value,
         constraint_type=(constraint.constraint_type or ConstraintType.DERIVED).value,
-        lesson=constraint.learning_summary or "",
+        lesson=lesson_text(constraint),
         evidence=constraint.evidence,
         fire_count=constraint.fire_count + 1,
     )

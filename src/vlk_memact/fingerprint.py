@@ -42,37 +42,50 @@ class Fingerprint:
 # --------------------------------------------------------------------------- masking
 
 _DELIM = r"\s,;:()\[\]{}\"'`=<>|‘’“”"
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_MONTH = r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
 _TLD = (
     r"(?:com|net|org|edu|gov|mil|io|info|biz|local|localdomain|internal|invalid|example|arpa"
     r"|cn|jp|de|uk|kr|tw|hk|br|ru|fr|it|nl|au|ca|es|pl|in|se|ch|us|eu)"
 )
-# Each class of volatile token is a regex branch, guarded by a substring that it needs. The
-# branches present in a line are joined into one alternation (one pass, one constant
-# replacement). Every branch either starts at a delimiter (lookbehind) or at a fixed
-# anchor, which keeps the scan linear on long runs without delimiters.
-_MASK_BRANCHES: tuple[tuple[str, str], ...] = (
+# Each class of volatile token is a regex branch, guarded by a cheap test for something the
+# branch needs (a substring, or a tiny literal-led regex). Only the branches whose guard passes
+# are joined into the alternation used for a line: one pass, one constant replacement. Every
+# branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
+# runs without delimiters.
+_PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
+_MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
     ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
-    ("/", r"(?<![\w/.~-])(?:~/|\.{1,2}/|/)[^\s'\"()<>\[\]{},;:|`‘’]+"),  # absolute path
-    ("\\", r"(?<![\w/.~-])[A-Za-z]:\\[^\s'\"()<>\[\]{},;:|`‘’]+"),  # Windows path
-    ("/", r"(?<![\w/.-])[\w.-]+/(?:[\w.-]+/)+[\w.-]*"),  # relative path, >= 2 slashes
-    ("/", r"(?<![\w/.-])[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b"),  # dir/file.ext
-    (".", rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
-    ("", rf"(?<![\w])(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?"),
+    (
+        "/",
+        rf"(?<![\w/.~-])(?:(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
+        r"|[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes
+        r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
+    ),
+    ("\\", rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
+    (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
+    (
+        re.compile(_MONTH),
+        rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
+    ),
     ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
 )
 
 
-@functools.lru_cache(maxsize=64)
-def _masker(needed: frozenset[int]) -> re.Pattern[str]:
-    return re.compile("|".join(_MASK_BRANCHES[i][1] for i in sorted(needed)))
+@functools.lru_cache(maxsize=128)
+def _masker(needed: tuple[int, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(_MASK_BRANCHES[i][1] for i in needed))
 
 
 def _volatile(text: str) -> re.Pattern[str]:
-    """The alternation of the branches whose guard substring occurs in ``text``."""
-    return _masker(frozenset(i for i, (guard, _) in enumerate(_MASK_BRANCHES) if guard in text))
+    """The alternation of the branches whose guard passes on ``text``."""
+    needed = tuple(
+        i
+        for i, (guard, _) in enumerate(_MASK_BRANCHES)
+        if (guard in text if isinstance(guard, str) else guard.search(text))
+    )
+    return _masker(needed)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
@@ -125,7 +138,7 @@ def _make(kind: str, body: str, extra: Sequence[str] = ()) -> Fingerprint:
     """Build a Fingerprint with safe, single-line, bounded keys."""
     keys: list[str] = []
     for part in (body, *extra):
-        clean = " ".join(_UNSAFE.sub(" ", part).split())
+        clean = " ".join((part if part.isprintable() else _UNSAFE.sub(" ", part)).split())
         key = _cap(f"{kind}:{_cap(clean, _KEY_CAP)}", _KEY_CAP)
         if key not in keys:
             keys.append(key)
@@ -402,6 +415,7 @@ _HTTP_REASONS = {
     "304": "Not Modified", "307": "Temporary Redirect", "308": "Permanent Redirect",
 }
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
+_HTTP_HINT = re.compile(r"[1-5]\d\d\b")
 _HTTP = re.compile(
     r"\bHTTP/\d(?:\.\d)?\s+([1-5]\d\d)\b"
     r"|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*([1-5]\d\d)\b"
@@ -410,6 +424,8 @@ _HTTP = re.compile(
 
 
 def _http(text: str, lines: list[str]) -> Fingerprint | None:
+    if not _HTTP_HINT.search(text):
+        return None
     for match in _HTTP.finditer(text):
         code = match.group(1) or match.group(2) or match.group(3)
         if code in _HTTP_REASONS or match.group(1) or match.group(2):

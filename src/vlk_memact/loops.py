@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .model import Slot
+from .quoting import neutralize, one_line
 
 SIGNATURE_CHARS = 80
 MAX_KEYS = 32
@@ -63,12 +64,6 @@ def error_excerpt(text: str, limit: int) -> str:
     return one_line(lines[-1] if lines else "", limit)
 
 
-def one_line(text: str, limit: int) -> str:
-    """Collapse whitespace so an excerpt can never span lines, then cut to limit characters."""
-    flat = _WHITESPACE.sub(" ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
     """Group PRESENT slots that share an exact text or any fingerprint key; keep groups >= threshold."""
     recorded = [s for s in slots if s.raw_log is not None]
@@ -107,7 +102,7 @@ def _describe(group: list[Slot]) -> LoopGroup:
     return LoopGroup(
         slot_ids=tuple(s.id for s in group),
         method="exact" if exact else "fingerprint",
-        signature=_WHITESPACE.sub(" ", key).strip()[:SIGNATURE_CHARS],
+        signature=neutralize(_WHITESPACE.sub(" ", key).strip()[:SIGNATURE_CHARS]),
         evidence=error_excerpt(newest.raw_log or "", EVIDENCE_CHARS),
         fingerprint=newest.fingerprint or "",
         fingerprint_keys=tuple(dict.fromkeys(k for s in reversed(group) for k in s.fingerprint_keys))[:MAX_KEYS],

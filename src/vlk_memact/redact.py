@@ -127,7 +127,7 @@ _PROVIDERS: tuple[tuple[str, str, str, tuple[str, ...], Callable[[str], bool] | 
     ("linear-api-key", r"lin_api_", r"[A-Za-z0-9]{32,128}+", ("lin_api_",), None),
     ("grafana-token", r"glc_", r"[A-Za-z0-9+/]{32,}+={0,2}", ("glc_",), None),
     ("grafana-token", r"glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", ("glsa_",), None),
-    ("sentry-token", r"sntr[ysu]_", r"[A-Za-z0-9+/=_]{30,}+", ("sntrys_", "sntryu_"), None),
+    ("sentry-token", r"sntr[ysu]_", r"[A-Za-z0-9+/=_-]{30,}+", ("sntrys_", "sntryu_"), None),
     ("postman-api-key", r"PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}", ("pmak-",), None),
     ("atlassian-api-token", r"ATATT3", r"[A-Za-z0-9_=-]{100,}+", ("atatt3",), None),
     ("age-secret-key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("age-secret-key-1",), None),
@@ -309,6 +309,18 @@ def _env_value(text: str, start: int) -> Span | None:
     return (start, start + len(value))
 
 
+def _at_line_start(text: str, a: int) -> bool:
+    """Only blanks, or ``export``, stand between the line start and ``a``."""
+    j = a
+    while j > 0 and text[j - 1] in " \t":
+        j -= 1
+    if j >= 6 and text[j - 6 : j] == "export" and j < a:
+        j -= 6
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+    return j == 0 or text[j - 1] in "\r\n"
+
+
 def _key_value(text: str, a: int, b: int) -> tuple[int, int, str] | None:
     """The secret span after the key ``text[a:b]``, if any, with its kind."""
     key = text[a:b]
@@ -322,9 +334,7 @@ def _key_value(text: str, a: int, b: int) -> tuple[int, int, str] | None:
                 return (*f.span("s4"), "secret-flag")
         return None
     op = m.group("op")
-    line_start = text.rfind("\n", 0, a) + 1
-    prefix = text[line_start:a].strip()
-    if op.strip(" \t") == "=" and prefix in ("", "export"):  # a .env / shell assignment line
+    if op.strip(" \t") == "=" and _at_line_start(text, a):  # a .env / shell assignment line
         span = _env_value(text, m.end("op"))
         return (*span, "env-secret") if span is not None else None
     for g in ("s1", "s2", "s3", "s4"):
@@ -375,6 +385,7 @@ _PRIORITY = {rule: n for n, rule in enumerate(_RULES)}
 def _candidates(text: str, low: str) -> list[tuple[int, int, str]]:
     """All (start, end, kind) secret spans, in rule-priority order."""
     found: list[tuple[int, int, int, str]] = []
+    resume: dict[_Rule, int] = {}  # a rule is not tried again inside its own previous match
     for trigger, entries in _TRIGGERS:
         i = low.find(trigger)
         while i != -1:
@@ -382,10 +393,13 @@ def _candidates(text: str, low: str) -> list[tuple[int, int, str]]:
                 if not low.startswith(anchor, i):
                     continue
                 start = i if rule.locate is None else rule.locate(text, i)
-                if start is None or (start > 0 and text[start - 1] in rule.boundary):
+                if start is None or start < resume.get(rule, 0):
+                    continue
+                if start > 0 and text[start - 1] in rule.boundary:
                     continue
                 m = rule.regex.match(text, start)
                 if m is not None:
+                    resume[rule] = m.end()
                     span = rule.check(m)
                     if span is not None and span[0] < span[1]:
                         found.append((_PRIORITY[rule], span[0], span[1], rule.kind))

@@ -10,11 +10,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from .loops import one_line
 from .model import (
     Conflict,
     ConstraintType,
     ContextResult,
+    Origin,
     LoopReport,
     MergeReport,
     RecordResult,
@@ -24,6 +24,7 @@ from .model import (
     SummaryResult,
     TimeTravelResult,
 )
+from .quoting import neutralize, one_line, quoted_block, quoted_line
 
 CHARS_PER_TOKEN = 3.8  # spec §1: the prototype's estimate, kept so figures stay comparable
 EVIDENCE_PREVIEW_CHARS = 200
@@ -57,20 +58,28 @@ def constraint_tag(constraint_type: ConstraintType | str | None) -> str:
     return PROSPECTIVE_TAG if constraint_type == ConstraintType.PROSPECTIVE else PREVENTIVE_TAG
 
 
+def lesson_text(constraint: Slot) -> str:
+    """Anchors and consolidations are the server's own text (their data parts quoted when built)."""
+    text = constraint.learning_summary or ""
+    if constraint.origin in (Origin.ANCHOR, Origin.CONSOLIDATED):
+        return one_line(text, len(text) + 1)
+    return quoted_line(text, len(text) + 1)
+
+
 def constraint_lines(constraint: Slot, session_id: str | None = None) -> str:
-    line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {constraint.learning_summary}\n"
+    line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {lesson_text(constraint)}\n"
     if constraint.evidence:
-        line += f"    Evidence: {one_line(constraint.evidence, EVIDENCE_PREVIEW_CHARS)}\n"
+        line += f"    Evidence: {quoted_line(constraint.evidence, EVIDENCE_PREVIEW_CHARS)}\n"
     if session_id is not None and constraint.session_id != session_id:
         scope = constraint.scope.value if constraint.scope else "session"
         fired = f", fired {constraint.fire_count} times" if constraint.fire_count else ""
-        line += f"    Learned in session '{one_line(constraint.session_id, 60)}' ({scope} scope{fired}).\n"
+        line += f"    Learned in session '{quoted_line(constraint.session_id, 60)}' ({scope} scope{fired}).\n"
     return line
 
 
 def present_lines(slot: Slot) -> str:
-    where = f"File: {slot.file_context}" if slot.file_context else ""
-    return f"[id:{slot.id}] {PRESENT_TAG} {where} | Log: {slot.raw_log}\n"
+    where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
+    return f"[id:{slot.id}] {PRESENT_TAG} {where} | Log: {quoted_block(slot.raw_log or '')}\n"
 
 
 def conflict_block(conflicts: Sequence[Conflict]) -> str:
@@ -198,10 +207,10 @@ def record_text(result: RecordResult) -> str:
         text += "\nThe log was longer than the size limit: its head and tail were kept around a truncation marker."
     for recall in result.recalled:
         where = "this session" if recall.learned_in_session == result.session_id else (
-            f"session '{one_line(recall.learned_in_session, 60)}'")
+            f"session '{quoted_line(recall.learned_in_session, 60)}'")
         text += f"\n⚡ Seen before in {where}: [id:{recall.constraint_id}] {recall.lesson}"
         if recall.evidence:
-            text += f"\n    Evidence: {one_line(recall.evidence, EVIDENCE_PREVIEW_CHARS)}"
+            text += f"\n    Evidence: {quoted_line(recall.evidence, EVIDENCE_PREVIEW_CHARS)}"
     if result.repeats >= 2:
         ids = ", ".join(f"#{i}" for i in result.repeat_ids)
         text += (
@@ -217,7 +226,7 @@ def time_travel_text(result: TimeTravelResult) -> str:
     text = (
         f"🧠 [VLK CHRONESTHESIA] Transitioned {len(result.moved_ids)} timeline slot(s) to PAST ({moved}) "
         f"(~{result.tokens_saved} tokens saved). FUTURE constraint #{result.constraint_id} injected:\n"
-        f"---\n{result.learning}\n---\n"
+        f"---\n{neutralize(result.learning)}\n---\n"
     )
     if result.ignored_ids:
         ignored = ", ".join(f"#{i}" for i in result.ignored_ids)
