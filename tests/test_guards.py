@@ -61,9 +61,12 @@ def test_readme_documents_every_tool_command_and_setting() -> None:
     commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     for command in commands:
         assert f"vlk-memact {command}" in readme, command
-    for setting in ("DATABASE_URL", "VLK_LOOP_THRESHOLD", "VLK_CONSOLIDATE_ABOVE", "VLK_CONSOLIDATED_MAX_CHARS",
-                    "VLK_MAX_RAW_LOG_CHARS", "VLK_MAX_FIELD_CHARS", "VLK_MAX_LESSON_CHARS", "VLK_MAX_LIST_LIMIT",
-                    "VLK_BUSY_TIMEOUT_MS", "VLK_LOG_LEVEL"):
+    from dataclasses import fields
+
+    from vlk_memact import Settings
+
+    names = ["DATABASE_URL"] + ["VLK_" + f.name.upper() for f in fields(Settings) if f.name != "database_url"]
+    for setting in names:
         assert f"`{setting}`" in readme, setting
 
 

@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     travel.add_argument("--type", choices=["DERIVED", "PROSPECTIVE"], default="DERIVED")
     travel.add_argument("--scope", choices=["session", "project", "global"])
 
+    maintenance = sub.add_parser("maintenance", help="apply the retention policy to every session")
+    maintenance.add_argument("--vacuum", action="store_true", help="also rebuild the file to return free space")
+
     revoke = sub.add_parser("revoke", parents=[session], help="revoke a FUTURE constraint")
     revoke.add_argument("id", type=int)
     return parser
@@ -97,7 +100,7 @@ def _serve(memory: Memory) -> int:
 
 
 def _one_call(memory: Memory, args: argparse.Namespace) -> str:
-    sid = args.session
+    sid = getattr(args, "session", "default")
     if args.command == "record":
         raw = sys.stdin.read() if args.raw_log == "-" else args.raw_log
         return render.record_text(memory.record_state(raw_log=raw, file_context=args.file_context, session_id=sid))
@@ -119,6 +122,13 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
                 session_id=sid,
                 scope=args.scope,
             )
+        )
+    if args.command == "maintenance":
+        done = memory.maintenance(vacuum=args.vacuum)
+        return (
+            f"Pruned {done.slots_deleted} PAST slots and {done.contents_deleted} unreferenced contents "
+            f"(policy: PAST slots older than {done.retention_days} days or beyond the newest "
+            f"{done.kept_past_per_session} per session)" + (", then vacuumed." if done.vacuumed else ".")
         )
     if args.command == "revoke":
         return render.revoke_text(memory.revoke_future(timeline_id=args.id, session_id=sid))

@@ -26,6 +26,9 @@ class Settings:
     max_lesson_chars: int = 2000  # VLK_MAX_LESSON_CHARS: learning and raw_log_excerpt
     max_list_limit: int = 500  # VLK_MAX_LIST_LIMIT: cap of get_history / search_memory limits
     context_max_tokens: int = 4000  # VLK_CONTEXT_MAX_TOKENS: budget of fetch_context when max_tokens is absent
+    retention_days: int = 30  # VLK_RETENTION_DAYS: PAST slots older than this are pruned
+    retention_past_per_session: int = 500  # VLK_RETENTION_PAST_PER_SESSION: newest PAST slots kept per session
+    prune_every: int = 100  # VLK_PRUNE_EVERY: a session is pruned on every N-th record
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
     log_level: str = "INFO"  # VLK_LOG_LEVEL
 

@@ -25,6 +25,7 @@ from .model import (
     ContextResult,
     HistoryResult,
     LoopReport,
+    MaintenanceResult,
     MergeReport,
     NewSlot,
     Origin,
@@ -116,6 +117,9 @@ class Memory:
                 )
             )
             repeats = tx.count_fingerprint(key, fp.key)
+            if slot.sequence_order % self.settings.prune_every == 0:
+                # Retention, opportunistically: an endless loop must not grow the database without bound.
+                tx.prune(key, self.settings.retention_past_per_session, self.settings.retention_days)
             # Recall on record: a lesson learned from this error, anywhere this session can see.
             recalled = tx.constraints_matching(key, fp.keys)
             if recalled:
@@ -387,6 +391,18 @@ class Memory:
             )
         log.info("[REVOKE] Session %r: revoked FUTURE constraint #%d", sid, cid)
         return RevokeResult(session_id=sid, constraint_id=cid)
+
+
+    # ---- maintenance ----
+
+    def maintenance(self, vacuum: bool = False) -> MaintenanceResult:
+        """Apply the retention policy to every session, then give the space back to the file system."""
+        with self.store.write() as tx:
+            slots, contents = tx.prune(None, self.settings.retention_past_per_session, self.settings.retention_days)
+        self.store.optimize(vacuum)
+        log.info("Maintenance: pruned %d PAST slots and %d contents", slots, contents)
+        return MaintenanceResult(slots, contents, self.settings.retention_days,
+                                 self.settings.retention_past_per_session, vacuum)
 
 
 def view(slot: Slot) -> SlotView:

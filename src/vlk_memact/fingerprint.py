@@ -48,28 +48,33 @@ _TLD = (
     r"(?:com|net|org|edu|gov|mil|io|info|biz|local|localdomain|internal|invalid|example|arpa"
     r"|cn|jp|de|uk|kr|tw|hk|br|ru|fr|it|nl|au|ca|es|pl|in|se|ch|us|eu)"
 )
+def _cue(*needles: str) -> re.Pattern[str]:
+    """A literal alternation: one C-level scan to test for any of ``needles``."""
+    return re.compile("|".join(map(re.escape, needles)))
+
+
 # Each class of volatile token is a regex branch, guarded by a cheap test for something the
 # branch needs (a substring, or a tiny literal-led regex). Only the branches whose guard passes
 # are joined into the alternation used for a line: one pass, one constant replacement. Every
 # branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
 # runs without delimiters.
 _PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
-_MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
-    ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
-    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+_MASK_BRANCHES: tuple[tuple[re.Pattern[str] | None, str], ...] = (
+    (_cue("://"), r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
+    (_cue("@"), r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
     (
-        "/",
+        _cue("/"),
         rf"(?<![\w/.~-])(?:(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
         r"|[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes
         r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
     ),
-    ("\\", rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
+    (_cue("\\"), rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
     (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
-        re.compile(_MONTH),
+        _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
+    (None, rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
 )
 
 
@@ -80,16 +85,13 @@ def _masker(needed: tuple[int, ...]) -> re.Pattern[str]:
 
 def _volatile(text: str) -> re.Pattern[str]:
     """The alternation of the branches whose guard passes on ``text``."""
-    needed = tuple(
-        i
-        for i, (guard, _) in enumerate(_MASK_BRANCHES)
-        if (guard in text if isinstance(guard, str) else guard.search(text))
-    )
-    return _masker(needed)
+    return _masker(tuple(i for i, (guard, _) in enumerate(_MASK_BRANCHES) if guard is None or guard.search(text)))
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
-_QUOTED = re.compile(r"'([^'\n]{0,300})'|\"([^\"\n]{0,300})\"|‘([^’\n]{0,300})’|“([^”\n]{0,300})”")
+_QUOTED = re.compile(
+    r"(?<!\w)'([^'\n]{0,300})'(?!\w)|(?<!\w)\"([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
+)
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*, -]{0,80}\(?\)?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
@@ -251,6 +253,19 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
     cls, message = exc
     body = f"{cls}: {_mask_message(message)}" if message.strip() else cls
     return _make("python", f"{body}@{_python_frame(frames)}")
+
+
+# Linters (flake8 output; the edit tool of SWE-agent lists them under ``ERRORS:``) -------------
+_LINT = re.compile(r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
+_LINT_CUE = re.compile(r"ERRORS:\n- |:\d+:\d+: [EFWC]\d{3} ")
+
+
+def _lint(text: str, lines: list[str]) -> Fingerprint | None:
+    """Key on the distinct findings (up to three): together they are the error."""
+    if not _LINT_CUE.search(text):
+        return None
+    findings = dict.fromkeys(f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text))
+    return _make("lint", "; ".join(list(findings)[:3])) if findings else None
 
 
 # pytest ----------------------------------------------------------------------------
@@ -415,20 +430,25 @@ _HTTP_REASONS = {
     "304": "Not Modified", "307": "Temporary Redirect", "308": "Permanent Redirect",
 }
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
-_HTTP_HINT = re.compile(r"[1-5]\d\d\b")
-_HTTP = re.compile(
-    r"\bHTTP/\d(?:\.\d)?\s+([1-5]\d\d)\b"
-    r"|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*([1-5]\d\d)\b"
-    rf"|\b([1-5]\d\d)\s+(?:{_REASON_ALT}|Client Error|Server Error)\b"
+_HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
+_HTTP_REASON_HINT = re.compile(r"[1-5]\d\d [A-Z]")
+_HTTP_CODE = re.compile(r"\b[1-5]\d\d\b")
+_HTTP_BEFORE = re.compile(
+    r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
+_HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 
 def _http(text: str, lines: list[str]) -> Fingerprint | None:
-    if not _HTTP_HINT.search(text):
+    """A status only where it is one: after ``HTTP/1.1``/``status``/``Error`` or before its reason."""
+    if not any(cue in text for cue in _HTTP_CUES) and not _HTTP_REASON_HINT.search(text):
         return None
-    for match in _HTTP.finditer(text):
-        code = match.group(1) or match.group(2) or match.group(3)
-        if code in _HTTP_REASONS or match.group(1) or match.group(2):
+    for match in _HTTP_CODE.finditer(text):
+        start, end = match.span()
+        code = match.group(0)
+        if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
+            code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
+        ):
             return _make("http", f"{code} {_HTTP_REASONS.get(code, '')}".strip())
     return None
 
@@ -463,38 +483,45 @@ _NET_PHRASES = (
     r"((?:Connection refused|Connection reset by peer|Connection timed out|Name or service not known"
     r"|Temporary failure in name resolution|Could not resolve host|No route to host|Network is unreachable)[^\n]*)"
 )
-# (kind, cheap substring that must be present, regex, body of the key from the match)
-_LINE_FAMILIES: tuple[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("c", "rror", re.compile(_C_DIAG, re.M), _first_group),
-    ("c", "undefined reference", re.compile(r"(undefined reference to [^\n]*)"), _first_group),
-    ("c", "Assertion", re.compile(r"^[^\n:]*: ([^\n]*: Assertion [^\n]* failed\.)", re.M), _first_group),
-    ("c", "Sanitizer", re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
-    ("go", "panic: ", re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
-    ("go", "fatal error: ", re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
-    ("database", "ERROR:  ", re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M), _first_group),
-    ("database", "psql: error", re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
-    ("database", " error near line ", re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M), _first_group),
-    ("database", "Error: ", re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M), _first_group),
-    ("database", "sqlite", re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
-    ("pip", "ERROR: ", re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M), _first_group),
-    ("pip", "ERROR: ", re.compile(_PIP_ERROR, re.M), _first_group),
-    ("pip", "error: ", re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M), _first_group),
-    ("npm", "npm ", re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
-    ("npm", "npm ", _NPM_DETAIL, _first_group),
-    ("network", "curl: (", re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
-    ("network", "E", re.compile(_NET_CODES), _first_group),
-    ("network", "n", re.compile(_NET_PHRASES), _first_group),
-    ("shell", "not found", re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
-    ("shell", "No such file", re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M), _first_group),
-    ("shell", "ermission denied", re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
-    ("shell", "Segmentation fault", re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"), _first_group),
-    ("shell", "(core dumped)", re.compile(r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"), _first_group),
+_NET_CODE_CUES = ("ECONN", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE")
+_NET_PHRASE_CUES = ("Connection ", "Name or service", "name resolution", "resolve host", "No route", "unreachable")
+# (kind, cheap substring(s) one of which must be present, regex, body of the key from the match)
+_LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("c", _cue("error: "), re.compile(_C_DIAG, re.M), _first_group),
+    ("c", _cue("undefined reference"), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
+    ("c", _cue("Assertion"), re.compile(r"^[^\n:]*: ([^\n]*: Assertion [^\n]* failed\.)", re.M), _first_group),
+    ("c", _cue("Sanitizer"), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
+    ("go", _cue("panic: "), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
+    ("go", _cue("fatal error: "), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("database", _cue("ERROR:  "), re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M), _first_group),
+    ("database", _cue("psql: error"), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
+    ("database", _cue(" error near line "), re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M), _first_group),
+    ("database", _cue("Error: "), re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M), _first_group),
+    ("database", _cue("sqlite"), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
+    ("pip", _cue("ERROR: "), re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M), _first_group),
+    ("pip", _cue("ERROR: "), re.compile(_PIP_ERROR, re.M), _first_group),
+    ("pip", _cue("error: "), re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M), _first_group),
+    ("npm", _cue("npm "), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
+    ("npm", _cue("npm "), _NPM_DETAIL, _first_group),
+    ("network", _cue("curl: ("), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
+    ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES), _first_group),
+    ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES), _first_group),
+    ("shell", _cue("not found"), re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
+    ("shell", _cue("No such file"), re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M), _first_group),
+    ("shell", _cue("ermission denied"), re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
+    ("shell", _cue("Segmentation fault"), re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"), _first_group),
+    ("shell", _cue("(core dumped)"), re.compile(r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"), _first_group),
 )
 
 
+_LINE_CUES = re.compile("|".join(cue.pattern for _, cue, _, _ in _LINE_FAMILIES))
+
+
 def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
-    for kind, needle, regex, body in _LINE_FAMILIES:
-        if needle in text:
+    if not _LINE_CUES.search(text):
+        return None
+    for kind, cue, regex, body in _LINE_FAMILIES:
+        if cue.search(text):
             match = regex.search(text)
             if match:
                 return _make(kind, body(match))
@@ -572,6 +599,7 @@ def _fallback(text: str, lines: list[str]) -> Fingerprint:
 
 _DETECTORS: tuple[_Detector, ...] = (
     _rust,
+    _lint,
     _pytest,
     _python,
     _go,

@@ -279,6 +279,17 @@ class ContextResult:
 
 
 @dataclass(frozen=True)
+class MaintenanceResult:
+    """What a retention pass removed."""
+
+    slots_deleted: int
+    contents_deleted: int
+    retention_days: int
+    kept_past_per_session: int
+    vacuumed: bool
+
+
+@dataclass(frozen=True)
 class RevokeResult:
     """A FUTURE constraint was moved to PAST."""
 

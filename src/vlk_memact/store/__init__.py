@@ -70,6 +70,11 @@ class Transaction(Protocol):
     def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
         """Per state: (number of slots, characters of raw_log)."""
 
+    def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
+        """Delete PAST slots beyond the newest keep_past per session or older than max_age_days, with their
+        links, and the content no slot references any more; key=None does every session. Returns
+        (slots deleted, contents deleted)."""
+
 
 class Store(Protocol):
     """A database holding the timeline; safe to share between threads."""
@@ -82,6 +87,9 @@ class Store(Protocol):
     def read(self) -> AbstractContextManager[Transaction]:
         """A read-only transaction over one consistent snapshot."""
 
+    def optimize(self, vacuum: bool) -> None:
+        """Give freed space back: checkpoint and, with vacuum, rebuild the file (outside any transaction)."""
+
     def close(self) -> None:
         """Release connections; the store cannot be used afterwards."""
 
@@ -92,9 +100,16 @@ def open_store(url: str | None, busy_timeout_ms: int = 5000) -> Store:
 
     if url is None or url.startswith("sqlite:"):
         return SqliteStore(sqlite_target(url), busy_timeout_ms=busy_timeout_ms)
+    # --- PostgreSQL (store/postgres.py); psycopg is imported only here, ConfigError if missing ---
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url, busy_timeout_ms=busy_timeout_ms)
+    # --- end PostgreSQL ---
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise ConfigError(
-        f"DATABASE_URL scheme {scheme!r} is not supported; use sqlite:PATH, sqlite:///ABS/PATH or sqlite::memory:."
+        f"DATABASE_URL scheme {scheme!r} is not supported; use sqlite:PATH, sqlite:///ABS/PATH, sqlite::memory: "
+        "or postgresql://USER@HOST/DB."
     )
 
 

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 MEMORY = ":memory:"
 LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked database before giving up
 _SEPARATOR = "\x1f"
+_PRUNE_CHUNK = 500
 
 _SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
     t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
@@ -158,6 +159,16 @@ class SqliteStore:
                     ) from exc
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
+
+    def optimize(self, vacuum: bool) -> None:
+        with self._lock:
+            try:
+                if vacuum:
+                    self._with_lock_retry(lambda: self._conn.execute("VACUUM"))
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._conn.execute("PRAGMA optimize")
+            except sqlite3.Error as exc:
+                raise StoreError(f"could not optimize the database: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -345,3 +356,37 @@ class _SqliteTx:
             _key(key),
         )
         return {TemporalState(state): (count, chars) for state, count, chars in rows}
+
+    def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
+        where, params = ("", ()) if key is None else (" AND" + _SESSION, _key(key))
+        doomed = self._conn.execute(
+            f"""SELECT id, content_id FROM (
+                    SELECT t.id, t.content_id, t.created_at, ROW_NUMBER() OVER (
+                        PARTITION BY t.tenant, t.project, t.session_id ORDER BY t.sequence_order DESC) AS newest
+                    FROM agent_timeline t WHERE t.temporal_state = 'PAST'{where})
+                WHERE newest > ? OR created_at < datetime('now', ?)""",
+            (*params, keep_past, f"-{max_age_days} days"),
+        ).fetchall()
+        contents = 0
+        for start in range(0, len(doomed), _PRUNE_CHUNK):
+            chunk = doomed[start : start + _PRUNE_CHUNK]
+            ids = json.dumps([row[0] for row in chunk])
+            self._conn.execute("UPDATE agent_timeline SET retired_by = NULL WHERE retired_by IN "
+                               "(SELECT value FROM json_each(?))", (ids,))
+            self._conn.execute("DELETE FROM constraint_links WHERE constraint_id IN (SELECT value FROM json_each(?)) "
+                               "OR source_id IN (SELECT value FROM json_each(?))", (ids, ids))
+            self._conn.execute("DELETE FROM constraint_keys WHERE constraint_id IN (SELECT value FROM json_each(?))",
+                               (ids,))
+            self._conn.execute("DELETE FROM agent_timeline WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+            content_ids = json.dumps(sorted({row[1] for row in chunk if row[1] is not None}))
+            contents += self._conn.execute(
+                "DELETE FROM memory_contents WHERE id IN (SELECT value FROM json_each(?)) AND NOT EXISTS "
+                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)",
+                (content_ids,),
+            ).rowcount
+        if key is None:  # a full pass also sweeps content orphaned by anything else
+            contents += self._conn.execute(
+                "DELETE FROM memory_contents WHERE NOT EXISTS "
+                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)"
+            ).rowcount
+        return len(doomed), contents

@@ -1,0 +1,421 @@
+"""PostgresStore: the shared-server backend, on psycopg 3 and a psycopg_pool connection pool.
+
+Selected by DATABASE_URL=postgresql://... (or postgres://). Any libpq URL works; two ways choose
+the schema that holds vlk-memact's tables, so that several databases (or tests) share one server:
+
+    postgresql://user@host/db?schema=vlk_team     vlk-memact's own parameter: the schema is created if
+                                                  missing and becomes the whole search_path
+    postgresql://user@host/db?options=-csearch_path%3Dvlk_team
+                                                  libpq's: the schema must exist already
+
+Without either, the tables go in the server's default schema (usually public).
+
+Concurrency: see PostgresStore.write(). Search: see vlk_fold in postgres_schema.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import ConfigError, StoreError
+from ..model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, Slot, TemporalState
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # the driver is an optional extra
+    raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
+
+from .postgres_schema import NOW_MILLIS, advisory_key, migrate
+from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
+
+log = logging.getLogger(__name__)
+
+LOCK_RETRY_SECONDS = 30.0  # total time a transaction keeps retrying to start before giving up
+CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
+POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
+_SEPARATOR = "\x1f"
+# Errors after which starting the transaction again can succeed.
+_TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
+
+_SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
+    t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
+    t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
+    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid
+FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
+_SESSION = " t.tenant = %s AND t.project = %s AND t.session_id = %s "
+# What a session sees: its own constraints, its project's, and the tenant's global ones.
+_VISIBLE = """ t.tenant = %s AND t.temporal_state = 'FUTURE' AND (
+    t.scope = 'global' OR (t.scope = 'project' AND t.project = %s)
+    OR ((t.scope = 'session' OR t.scope IS NULL) AND t.project = %s AND t.session_id = %s)) """
+
+
+def _key(key: SessionKey) -> tuple[str, str, str]:
+    return (key.tenant, key.project, key.session)
+
+
+def _visible(key: SessionKey) -> tuple[str, str, str, str]:
+    return (key.tenant, key.project, key.project, key.session)
+
+
+def postgres_target(url: str) -> tuple[str, str | None]:
+    """Split a DATABASE_URL into the libpq URL and the `schema` parameter (None if absent).
+
+    The other query parameters are passed to libpq untouched (they are libpq's, percent-encoded).
+    """
+    base, _, query = url.partition("?")
+    kept, schema = [], None
+    for part in query.split("&") if query else []:
+        name, _, value = part.partition("=")
+        if name == "schema":
+            from urllib.parse import unquote
+
+            schema = unquote(value)
+            if not schema:
+                raise ConfigError(f"DATABASE_URL {redact_url(url)!r} has an empty schema= parameter.")
+        else:
+            kept.append(part)
+    return (base + ("?" + "&".join(kept) if kept else "")), schema
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password, for logs and error messages."""
+    return re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+class PostgresStore:
+    """The Store protocol over one PostgreSQL schema, shared by threads and processes."""
+
+    def __init__(self, url: str, busy_timeout_ms: int = 5000) -> None:
+        self.url = redact_url(url)
+        conninfo, self._schema = postgres_target(url)
+        self._lock_timeout = f"{int(busy_timeout_ms)}ms"
+        self._pool: ConnectionPool[Any] = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=POOL_MAX_SIZE,
+            kwargs={"autocommit": True},  # we issue BEGIN / COMMIT ourselves, like the SQLite store
+            configure=self._configure,
+            open=False,
+            name="vlk-memact",
+        )
+        try:
+            # Migrate on a connection of its own: an unreachable server fails here at once, not
+            # after the pool's reconnection attempts.
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                self._configure(conn)
+                migrate(conn, create_schema=self._schema)
+                row = conn.execute("SELECT current_schema()").fetchone()
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StoreError(f"could not open PostgreSQL database {self.url}: {exc}") from exc
+        except BaseException:
+            self._pool.close()
+            raise
+        schema = row[0] if row else None
+        if schema is None:
+            self._pool.close()
+            raise StoreError(f"the search_path of {self.url} names no existing schema; create it or use ?schema=NAME")
+        # One write lock per schema: stores of other schemas on the same server do not wait for us.
+        self._write_lock = advisory_key("write", schema)
+        log.info("PostgreSQL store ready at %s (schema %s)", self.url, schema)
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        if self._schema is not None:
+            conn.execute("SELECT set_config('search_path', quote_ident(%s), false)", (self._schema,))
+
+    # ---- transactions ----
+
+    @contextmanager
+    def write(self) -> Iterator[_PostgresTx]:
+        """A READ COMMITTED transaction holding the schema's write lock from its first statement.
+
+        The engine reads then writes in one `with store.write()` block (next sequence number, PRESENT
+        slots to archive, constraints to consolidate) and those reads span a session, a project and
+        the tenant's global constraints. A with-block cannot be replayed, so SERIALIZABLE with retry
+        is not an option here; instead every writer takes one transaction-level advisory lock
+        (pg_advisory_xact_lock, released at COMMIT or ROLLBACK, never leaked by a crash), which is
+        what BEGIN IMMEDIATE gives the SQLite store: writers run one at a time, readers never wait,
+        and no writer can fail with a serialization error or deadlock against another. The UNIQUE
+        (tenant, project, session_id, sequence_order) constraint stays as a backstop.
+        """
+        yield from self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
+
+    @contextmanager
+    def read(self) -> Iterator[_PostgresTx]:
+        """A REPEATABLE READ READ ONLY transaction: one snapshot, no lock, never blocks writers."""
+        yield from self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
+
+    def _transaction(self, begin: str, lock: bool) -> Iterator[_PostgresTx]:
+        conn = self._begin(begin, lock)
+        try:
+            try:
+                yield _PostgresTx(conn)
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise StoreError(f"database operation failed: {exc}") from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise StoreError(f"could not commit: {exc}") from exc
+        finally:
+            self._pool.putconn(conn)
+
+    def _begin(self, begin: str, lock: bool) -> psycopg.Connection[Any]:
+        """A pooled connection inside a new transaction (holding the write lock if asked).
+
+        Only this step is retried, with jittered backoff: a lock wait past the busy timeout, a
+        deadlock or serialization failure, or a connection the server dropped.
+        """
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        delay = 0.01
+        while True:
+            conn = None
+            try:
+                conn = self._pool.getconn(timeout=LOCK_RETRY_SECONDS)
+                conn.execute(begin)
+                if lock:
+                    conn.execute(
+                        "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
+                        (self._lock_timeout, self._write_lock),
+                    )
+                return conn
+            except psycopg.Error as exc:
+                if conn is not None:
+                    _rollback(conn)
+                    self._pool.putconn(conn)
+                retry = isinstance(exc, _TRANSIENT) or (conn is not None and conn.broken)
+                if not retry:
+                    raise StoreError(f"could not start a transaction on {self.url}: {exc}") from exc
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        "the database stayed locked by another process for too long; try again"
+                    ) from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _rollback(conn: psycopg.Connection[Any]) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        pass  # a broken connection: the pool discards it on putconn
+
+
+def _slot(row: Sequence[Any]) -> Slot:
+    (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
+     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
+    return Slot(
+        id=id_,
+        session_id=session,
+        sequence_order=seq,
+        temporal_state=TemporalState(state),
+        origin=Origin(origin),
+        created_at=created,
+        content_id=content_id,
+        raw_log=raw,
+        file_context=ctx,
+        tool_payload=payload,
+        learning_summary=summary,
+        constraint_type=ConstraintType(ctype) if ctype else None,
+        evidence=evidence,
+        fingerprint=fp,
+        fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
+        fingerprint_version=fp_version,
+        retired_reason=Retired(retired) if retired else None,
+        retired_by=retired_by,
+        lessons=tuple(json.loads(lessons)) if lessons else (),
+        tenant=tenant,
+        project=project,
+        scope=Scope(scope) if scope else None,
+        fire_count=fires,
+        last_fired_at=fired_at,
+        uid=uid,
+    )
+
+
+class _PostgresTx:
+    """The Transaction protocol on an open PostgreSQL transaction."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        log.debug("SQL %s %r", query, params)
+        return self._conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+    def _exec(self, query: str, params: Sequence[Any] = ()) -> None:
+        log.debug("SQL %s %r", query, params)
+        self._conn.execute(query, params)  # type: ignore[arg-type]
+
+    def _slots(self, query: str, params: Sequence[Any] = ()) -> list[Slot]:
+        return [_slot(r) for r in self._rows(query, params)]
+
+    def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        digest = content_hash(tenant, raw_log, file_context, tool_payload)
+        # Look first: an INSERT that conflicts would still use up an identity value, and ids match SQLite's.
+        rows = self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (digest,))
+        if not rows:
+            rows = self._rows(
+                "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                (raw_log, file_context, tool_payload, digest),
+            ) or self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (digest,))
+        return int(rows[0][0])
+
+    def insert_slot(self, slot: NewSlot) -> Slot:
+        k = slot.key
+        [(new_id,)] = self._rows(
+            """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
+                   scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
+                   fingerprint_version, lessons)
+               VALUES (%s, %s, %s, %s, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
+                                        WHERE tenant = %s AND project = %s AND session_id = %s),
+                       %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+               RETURNING id""",
+            (
+                uuid.uuid4().hex,
+                *_key(k),
+                *_key(k),
+                slot.temporal_state.value,
+                slot.origin.value,
+                slot.scope.value if slot.scope else None,
+                slot.content_id,
+                slot.learning_summary,
+                slot.constraint_type.value if slot.constraint_type else None,
+                slot.evidence,
+                slot.fingerprint,
+                json.dumps(list(slot.fingerprint_keys), ensure_ascii=False) if slot.fingerprint_keys else None,
+                slot.fingerprint_version,
+                json.dumps(list(slot.lessons), ensure_ascii=False) if slot.lessons else None,
+            ),
+        )
+        if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
+            self._exec(
+                "INSERT INTO constraint_keys (key, constraint_id) SELECT DISTINCT unnest(%s::text[]), %s "
+                "ON CONFLICT DO NOTHING",
+                (list(slot.fingerprint_keys), new_id),
+            )
+        return self._slots(_SELECT + " WHERE t.id = %s", (new_id,))[0]
+
+    def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
+        return self._slots(
+            _SELECT + " WHERE" + _SESSION + "AND t.temporal_state = %s ORDER BY t.sequence_order",
+            (*_key(key), state.value),
+        )
+
+    def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
+        return self._slots(
+            _SELECT + " WHERE" + _SESSION + "AND t.id = ANY(%s::bigint[]) ORDER BY t.sequence_order",
+            (*_key(key), list(ids)),
+        )
+
+    def visible_constraints(self, key: SessionKey) -> list[Slot]:
+        return self._slots(_SELECT + " WHERE" + _VISIBLE + "ORDER BY t.id", _visible(key))
+
+    def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
+        return self._slots(
+            _SELECT + " WHERE t.id IN (SELECT constraint_id FROM constraint_keys WHERE key = ANY(%s::text[])) AND"
+            + _VISIBLE + "ORDER BY t.id",
+            (list(fingerprint_keys), *_visible(key)),
+        )
+
+    def fire(self, constraint_ids: Sequence[int]) -> None:
+        self._exec(
+            f"UPDATE agent_timeline SET fire_count = fire_count + 1, last_fired_at = {NOW_MILLIS} "
+            "WHERE id = ANY(%s::bigint[])",
+            (list(constraint_ids),),
+        )
+
+    def count_fingerprint(self, key: SessionKey, fingerprint: str) -> list[int]:
+        rows = self._rows(
+            "SELECT t.id FROM agent_timeline t WHERE" + _SESSION + "AND t.temporal_state = 'PRESENT' "
+            "AND t.fingerprint = %s ORDER BY t.sequence_order",
+            (*_key(key), fingerprint),
+        )
+        return [r[0] for r in rows]
+
+    def retire(
+        self, tenant: str, ids: Sequence[int], from_state: TemporalState, reason: Retired, by: int | None
+    ) -> list[int]:
+        rows = self._rows(
+            "UPDATE agent_timeline SET temporal_state = 'PAST', retired_reason = %s, retired_by = %s "
+            "WHERE tenant = %s AND temporal_state = %s AND id = ANY(%s::bigint[]) RETURNING id",
+            (reason.value, by, tenant, from_state.value, list(ids)),
+        )
+        return sorted(r[0] for r in rows)
+
+    def update_fingerprints(self, updates: Sequence[tuple[int, str, tuple[str, ...], int]]) -> None:
+        if not updates:
+            return
+        self._exec(
+            """UPDATE agent_timeline t SET fingerprint = u.fp, fingerprint_keys = u.keys, fingerprint_version = u.v
+               FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::integer[]) AS u(id, fp, keys, v)
+               WHERE t.id = u.id""",
+            (
+                [sid for sid, _, _, _ in updates],
+                [fp for _, fp, _, _ in updates],
+                [json.dumps(list(keys), ensure_ascii=False) for _, _, keys, _ in updates],
+                [version for _, _, _, version in updates],
+            ),
+        )
+
+    def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
+        if not source_ids:
+            return
+        self._exec(
+            "INSERT INTO constraint_links (constraint_id, source_id, relation) "
+            "SELECT %s, s, %s FROM unnest(%s::bigint[]) AS s ON CONFLICT DO NOTHING",
+            (constraint_id, relation, list(source_ids)),
+        )
+
+    def sources(self, constraint_id: int, relation: str) -> list[int]:
+        rows = self._rows(
+            "SELECT source_id FROM constraint_links WHERE constraint_id = %s AND relation = %s ORDER BY source_id",
+            (constraint_id, relation),
+        )
+        return [r[0] for r in rows]
+
+    def history(self, key: SessionKey, limit: int) -> list[Slot]:
+        return self._slots(
+            _SELECT + " WHERE" + _SESSION + "ORDER BY t.sequence_order DESC LIMIT %s", (*_key(key), limit)
+        )
+
+    def search(self, key: SessionKey, query: str, limit: int) -> list[Slot]:
+        # strpos() on folded text: literal (no LIKE wildcards) and Unicode case-insensitive (fixes defect 19).
+        return self._slots(
+            _SELECT
+            + " WHERE"
+            + _SESSION
+            + """AND strpos(vlk_fold(
+                    COALESCE(c.raw_log, '') || %s || COALESCE(c.file_context, '') || %s ||
+                    COALESCE(t.learning_summary, '') || %s || COALESCE(t.evidence, '')), vlk_fold(%s)) > 0
+                ORDER BY t.sequence_order DESC LIMIT %s""",
+            (*_key(key), _SEPARATOR, _SEPARATOR, _SEPARATOR, query, limit),
+        )
+
+    def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
+        rows = self._rows(
+            """SELECT t.temporal_state, COUNT(*), COALESCE(SUM(length(c.raw_log)), 0)
+               FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+               WHERE""" + _SESSION + "GROUP BY t.temporal_state",
+            _key(key),
+        )
+        return {TemporalState(state): (int(count), int(chars)) for state, count, chars in rows}
