@@ -391,3 +391,14 @@ def test_fingerprints_of_an_older_algorithm_are_refreshed_before_grouping(memory
 
 def test_present_state_enum_is_a_string() -> None:
     assert TemporalState.PRESENT == "PRESENT"
+
+
+def test_listings_stop_at_the_size_cap_newest_first() -> None:
+    from vlk_memact import Settings
+
+    with Memory("sqlite::memory:", settings=Settings(max_listing_chars=25_000), project="p") as m:
+        for i in range(5):
+            m.record_state(raw_log=chr(97 + i) * 10_000)
+        history = m.get_history()
+        assert [s.raw_log[0] for s in history.slots] == ["e", "d"] and not history.complete
+        assert m.search_memory(query="a").complete

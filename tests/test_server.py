@@ -164,6 +164,7 @@ async def test_an_unknown_tool_is_a_protocol_error(client: Client) -> None:
     assert info.value.error.code == -32602 and "vlk_nope" in info.value.error.message
 
 
+@pytest.mark.filterwarnings("ignore:ping is removed")
 async def test_ping_answers(memory: Memory) -> None:
     async with Client(build_server(memory), mode="legacy") as c:
         await c.send_ping()
@@ -203,3 +204,11 @@ async def test_scopes_recall_and_budget_through_the_tools(client: Client) -> Non
     assert "max_tokens" in await error(client, "vlk_fetch_context", max_tokens=10)
     text, data = await call(client, "vlk_summarize_session", session_id="tuesday")
     assert data["project"] == "test-project" and "Project: 'test-project'" in text
+
+
+async def test_argument_type_errors_read_as_one_sentence_per_field(client: Client) -> None:
+    text = await error(client, "vlk_time_travel", target_timeline_ids=["a"], learning="L")
+    assert text.startswith("Invalid arguments for vlk_time_travel: 'target_timeline_ids.0': Input should be a valid "
+                           "integer")
+    assert "'raw_log_excerpt': Field required (give 1-2 sentences of the raw error/log" in text
+    assert "pydantic" not in text and "vlk_time_travelArguments" not in text

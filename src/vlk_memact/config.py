@@ -25,6 +25,7 @@ class Settings:
     max_field_chars: int = 8192  # VLK_MAX_FIELD_CHARS: file_context, tool_payload
     max_lesson_chars: int = 2000  # VLK_MAX_LESSON_CHARS: learning and raw_log_excerpt
     max_list_limit: int = 500  # VLK_MAX_LIST_LIMIT: cap of get_history / search_memory limits
+    max_listing_chars: int = 1_000_000  # VLK_MAX_LISTING_CHARS: text a listing returns at most (newest first)
     context_max_tokens: int = 4000  # VLK_CONTEXT_MAX_TOKENS: budget of fetch_context when max_tokens is absent
     retention_days: int = 30  # VLK_RETENTION_DAYS: PAST slots older than this are pruned
     retention_past_per_session: int = 500  # VLK_RETENTION_PAST_PER_SESSION: newest PAST slots kept per session

@@ -215,7 +215,8 @@ class Memory:
         n = inputs.limit(limit, HISTORY_DEFAULT_LIMIT, self.settings.max_list_limit)
         with self.store.read() as tx:
             slots = tx.history(key, n)
-        return HistoryResult(session_id=key.session, limit=n, slots=[view(s) for s in slots])
+        kept = self._within_listing_size(slots)
+        return HistoryResult(key.session, n, [view(s) for s in kept], complete=len(kept) == len(slots))
 
     def search_memory(
         self, query: Any, limit: Any = None, session_id: Any = inputs.DEFAULT_SESSION
@@ -226,7 +227,20 @@ class Memory:
         n = inputs.limit(limit, SEARCH_DEFAULT_LIMIT, self.settings.max_list_limit)
         with self.store.read() as tx:
             slots = tx.search(key, text, n)
-        return SearchResult(session_id=key.session, query=text, limit=n, slots=[view(s) for s in slots])
+        kept = self._within_listing_size(slots)
+        return SearchResult(key.session, text, n, [view(s) for s in kept], complete=len(kept) == len(slots))
+
+    def _within_listing_size(self, slots: list[Slot]) -> list[Slot]:
+        """The newest slots whose text fits VLK_MAX_LISTING_CHARS (at least one), so a listing stays well
+        under the 10 MiB message cap of common MCP clients."""
+        kept, used = [], 0
+        for slot in slots:
+            used += sum(len(t or "") for t in (slot.raw_log, slot.file_context, slot.tool_payload,
+                                               slot.learning_summary, slot.evidence))
+            if kept and used > self.settings.max_listing_chars:
+                break
+            kept.append(slot)
+        return kept
 
     def summarize_session(self, session_id: Any = inputs.DEFAULT_SESSION) -> SummaryResult:
         """Counts per state; tokens of live logs and of archived ones, apart (fixes defect 12)."""

@@ -478,9 +478,10 @@ def _command(match: re.Match[str]) -> str:
 
 _C_DIAG = r"^[^\s:][^\n:]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm):\d+(?::\d+)?: ((?:fatal )?error: [^\n]*)"
 _PIP_ERROR = r"^ERROR: ((?:Could not|Cannot install|ResolutionImpossible|Invalid requirement|Failed building|Double requirement)[^\n]*)"
-_NET_CODES = r"\b(E(?:CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|PIPE)\b[^\n]*)"
+# Network errors key on their whole line: the words before the errno say who failed.
+_NET_CODES = r"^([^\n]*?\bE(?:CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|PIPE)\b[^\n]*)"
 _NET_PHRASES = (
-    r"((?:Connection refused|Connection reset by peer|Connection timed out|Name or service not known"
+    r"^([^\n]*?(?:Connection refused|Connection reset by peer|Connection timed out|Name or service not known"
     r"|Temporary failure in name resolution|Could not resolve host|No route to host|Network is unreachable)[^\n]*)"
 )
 _NET_CODE_CUES = ("ECONN", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE")
@@ -504,8 +505,8 @@ _LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.
     ("npm", _cue("npm "), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
     ("npm", _cue("npm "), _NPM_DETAIL, _first_group),
     ("network", _cue("curl: ("), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
-    ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES), _first_group),
-    ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES), _first_group),
+    ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES, re.M), _first_group),
+    ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES, re.M), _first_group),
     ("shell", _cue("not found"), re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
     ("shell", _cue("No such file"), re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M), _first_group),
     ("shell", _cue("ermission denied"), re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),

@@ -198,6 +198,7 @@ class HistoryResult:
     session_id: str
     limit: int
     slots: list[SlotView]
+    complete: bool = True  # False when VLK_MAX_LISTING_CHARS cut the list short
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ class SearchResult:
     query: str
     limit: int
     slots: list[SlotView]
+    complete: bool = True  # False when VLK_MAX_LISTING_CHARS cut the list short
 
 
 @dataclass(frozen=True)

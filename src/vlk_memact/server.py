@@ -8,6 +8,7 @@ message says what to fix; an unknown tool name is a JSON-RPC invalid-params erro
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, TypeVar
@@ -71,6 +72,27 @@ def _result(text: str, data: Any) -> CallToolResult:
         content=[TextContent(type="text", text=text)],
         structured_content=dataclasses.asdict(data),
     )
+
+
+_PYDANTIC_ERROR = re.compile(r"^(?P<field>[^\s][^\n]*)\n  (?P<message>[^\n]+?)(?: \[type=[^\n]*)?$", re.MULTILINE)
+
+
+_FIELD_HINTS = {
+    "raw_log_excerpt": "give 1-2 sentences of the raw error/log that grounds the lesson in evidence",
+    "target_timeline_ids": "a list of PRESENT slot ids, the [id:N] tags of vlk_fetch_context",
+}
+
+
+def argument_errors(tool: str, report: str) -> str:
+    """pydantic's validation report as one sentence per field, without internal names or links."""
+    problems = []
+    for m in _PYDANTIC_ERROR.finditer(report):
+        hint = _FIELD_HINTS.get(m["field"].split(".")[0])
+        problems.append(f"'{m['field']}': {m['message'].rstrip('.')}" + (f" ({hint})" if hint else ""))
+    if not problems:
+        return report
+    return (f"Invalid arguments for {tool}: " + "; ".join(problems) +
+            ". Fix these fields (see the tool's inputSchema) and call again.")
 
 
 def _call(action: Callable[[], T]) -> T:
@@ -187,8 +209,8 @@ def build_server(memory: Memory) -> MCPServer:
         raw_log: Annotated[str, Field(description="REQUIRED. The error message, log line, or observation.")],
         file_context: Annotated[str | None, Field(description="Optional file path or module.")] = None,
         tool_payload: Annotated[
-            str | dict[str, Any] | list[Any] | None,
-            Field(description="Optional JSON payload of the tool call (string or JSON value)."),
+            str | dict[str, Any] | None,
+            Field(description="Optional JSON payload of the tool call (a string or a JSON object)."),
         ] = None,
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, RecordResult]:
@@ -203,13 +225,20 @@ def build_server(memory: Memory) -> MCPServer:
 
     tool_names = frozenset(t.name for t in server._tool_manager.list_tools())  # noqa: SLF001
 
-    async def reject_unknown_tools(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """The spec wants an unknown tool to be a protocol error (-32602), not an isError result."""
-        if ctx.method == "tools/call" and isinstance(ctx.params, dict):
-            name = ctx.params.get("name")
-            if name not in tool_names:
-                raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Available: {', '.join(sorted(tool_names))}")
-        return await call_next(ctx)
+    async def guard_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """An unknown tool is a protocol error (-32602, as the spec asks), not an isError result; argument
+        type errors reach the model as one sentence per field instead of pydantic's report."""
+        if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
+            return await call_next(ctx)
+        name = ctx.params.get("name")
+        if name not in tool_names:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Available: {', '.join(sorted(tool_names))}")
+        result = await call_next(ctx)
+        if isinstance(result, dict) and result.get("isError") and result.get("content"):
+            first = result["content"][0]
+            if first.get("type") == "text" and "validation error" in first.get("text", ""):
+                first["text"] = argument_errors(name, first["text"])
+        return result
 
-    server.middleware.append(reject_unknown_tools)
+    server.middleware.append(guard_tool_calls)
     return server
