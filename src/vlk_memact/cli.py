@@ -29,8 +29,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v for DEBUG logs on stderr")
     sub = parser.add_subparsers(dest="command")
 
-    serve = sub.add_parser("serve", help="serve the MCP tools (default)")
-    serve.add_argument("--transport", choices=["stdio"], default="stdio")
+    serve = sub.add_parser("serve", help="serve the MCP tools (default: stdio)")
+    serve.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP: port (default: %(default)s)")
+    serve.add_argument("--tokens-file", help="HTTP: bearer tokens mapped to tenants (overrides VLK_AUTH_TOKENS_FILE)")
+    serve.add_argument("--allowed-host", action="append", default=[],
+                       help="HTTP: a Host name a reverse proxy forwards (repeatable); loopback is always allowed")
 
     sub.add_parser("demo", help="run a scripted agent session against a temporary database")
 
@@ -83,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_demo()
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
-                return _serve(memory)
+                return _serve(memory, args, settings)
             print(_one_call(memory, args))
         return 0
     except VlkError as exc:
@@ -91,10 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _serve(memory: Memory) -> int:
+def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
+    if getattr(args, "transport", "stdio") == "streamable-http":
+        from .serving import load_tokens, serve_http
+
+        tokens = load_tokens(args.tokens_file or settings.auth_tokens_file, settings.auth_tokens)
+        serve_http(memory, tokens, args.host, args.port, args.allowed_host)
+        return 0
     from .server import build_server
 
-    log.info("vlk-memact serving MCP over stdio; database: %s", memory.store.url)
+    log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.store.url, memory.project)
     build_server(memory).run("stdio")
     return 0
 

@@ -32,6 +32,8 @@ class Settings:
     prune_every: int = 100  # VLK_PRUNE_EVERY: a session is pruned on every N-th record
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
     log_level: str = "INFO"  # VLK_LOG_LEVEL
+    auth_tokens: str | None = None  # VLK_AUTH_TOKENS: HTTP bearer tokens, "TOKEN=TENANT,TOKEN=TENANT"
+    auth_tokens_file: str | None = None  # VLK_AUTH_TOKENS_FILE: a file of tokens (JSON object or TOKEN TENANT lines)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -46,6 +48,11 @@ class Settings:
             values["project"] = project
         for f in fields(cls):
             if f.name in ("database_url", "project"):
+                continue
+            if f.name.startswith("auth_"):
+                text = env.get("VLK_" + f.name.upper(), "").strip()
+                if text:
+                    values[f.name] = text
                 continue
             name = "VLK_" + f.name.upper()
             raw = env.get(name)

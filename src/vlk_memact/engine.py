@@ -69,10 +69,21 @@ class Memory:
         self.settings = settings if settings is not None else Settings.from_env()
         self.project = inputs.project(project or self.settings.project or detect_project())
         self.tenant = tenant
+        self._tenants: dict[str, Memory] = {}
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms)
         self.store = store
+
+    def for_tenant(self, tenant: str) -> Memory:
+        """The same store seen as another tenant: nothing of one tenant is visible to another."""
+        if tenant == self.tenant:
+            return self
+        view = self._tenants.get(tenant)
+        if view is None:
+            view = Memory(settings=self.settings, store=self.store, project=self.project, tenant=tenant)
+            self._tenants[tenant] = view
+        return view
 
     def _key(self, session_id: Any) -> SessionKey:
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))

@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, TypeVar
 
 from mcp.server import MCPServer
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -103,14 +104,27 @@ def _call(action: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
-def build_server(memory: Memory) -> MCPServer:
-    """An MCPServer exposing the seven tools over one Memory."""
+def build_server(root: Memory) -> MCPServer:
+    """An MCPServer exposing the seven tools over one Memory.
+
+    Over authenticated HTTP each request acts as the tenant its bearer token maps to.
+    """
+
+    class _Current:
+        """Resolves the Memory of the caller's tenant at each call."""
+
+        def __getattr__(self, name: str) -> Any:
+            token = get_access_token()
+            return getattr(root if token is None else root.for_tenant(token.client_id), name)
+
+    memory: Any = _Current()
+
     server = MCPServer(
         SERVER_NAME,
         version=_package_version(),
         instructions=INSTRUCTIONS,
         subscriptions=False,
-        log_level=memory.settings.log_level,  # type: ignore[arg-type]
+        log_level=root.settings.log_level,  # type: ignore[arg-type]
     )
 
     @server.tool(title="Time travel: archive slots and inject a lesson", annotations=ARCHIVES)
