@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from . import render
 from .config import Settings
 from .engine import Memory
-from .errors import VlkError
+from .errors import InvalidInput, VlkError
 
 log = logging.getLogger("vlk_memact")
 
@@ -65,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
     travel.add_argument("--type", choices=["DERIVED", "PROSPECTIVE"], default="DERIVED")
     travel.add_argument("--scope", choices=["session", "project", "global"])
 
+    export = sub.add_parser("export", help="write the memory as JSON Lines (all of it, or one tenant/project/session)")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+    export.add_argument("--tenant", help="only this tenant")
+    export.add_argument("--only-project", dest="only_project", help="only this project")
+    export.add_argument("--only-session", dest="only_session", help="only this session")
+
+    load = sub.add_parser("import", help="load a JSON Lines export into this database (idempotent)")
+    load.add_argument("file", help="the export file, or - for stdin")
+
     maintenance = sub.add_parser("maintenance", help="apply the retention policy to every session")
     maintenance.add_argument("--vacuum", action="store_true", help="also rebuild the file to return free space")
 
@@ -89,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)
-            print(_one_call(memory, args))
+            text = _one_call(memory, args)
+            if text:
+                print(text)
         return 0
     except VlkError as exc:
         print(f"Error: {exc}", file=sys.stderr)
@@ -134,6 +145,34 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
                 scope=args.scope,
             )
         )
+    if args.command == "export":
+        from .transfer import export_memory
+
+        def progress(n: int) -> None:
+            print(f"exported {n} records...", file=sys.stderr, flush=True)
+
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = export_memory(memory, out, tenant=args.tenant, project=args.only_project,
+                                      session=args.only_session, progress=progress)
+            return f"Exported {count} records to {args.output}."
+        count = export_memory(memory, sys.stdout, tenant=args.tenant, project=args.only_project,
+                              session=args.only_session, progress=progress)
+        print(f"Exported {count} records.", file=sys.stderr)
+        return ""
+    if args.command == "import":
+        from .transfer import import_memory
+
+        def progress_in(n: int) -> None:
+            print(f"read {n} records...", file=sys.stderr, flush=True)
+
+        try:
+            stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from None
+        with stream:
+            done = import_memory(memory, stream, progress=progress_in)
+        return f"Imported {done.inserted} new records ({done.skipped} already present) of {done.records}."
     if args.command == "maintenance":
         done = memory.maintenance(vacuum=args.vacuum)
         return (

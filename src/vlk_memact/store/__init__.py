@@ -6,9 +6,9 @@ engine never sees SQL or a driver type, so a new backend needs no engine change.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import ConfigError
 from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
@@ -69,6 +69,13 @@ class Transaction(Protocol):
 
     def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
         """Per state: (number of slots, characters of raw_log)."""
+
+    def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
+        """Every row matching the filters (None: any) as export records, in load order: contents, slots,
+        retired_by edges, links, keys. Rows are named by uid and content hash, never by local id."""
+
+    def load(self, record: dict[str, Any]) -> bool:
+        """Insert one export record unless it is already there (by uid or hash); True if inserted."""
 
     def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
         """Delete PAST slots beyond the newest keep_past per session or older than max_age_days, with their

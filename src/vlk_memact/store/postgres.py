@@ -44,6 +44,7 @@ LOCK_RETRY_SECONDS = 30.0  # total time a transaction keeps retrying to start be
 CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
 _SEPARATOR = "\x1f"
+_TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys")
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
@@ -208,6 +209,18 @@ class PostgresStore:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
+    def optimize(self, vacuum: bool) -> None:
+        """VACUUM ANALYZE our tables (space reusable, no blocking); with vacuum, VACUUM FULL to return it.
+
+        VACUUM FULL rewrites each table under an ACCESS EXCLUSIVE lock: readers wait until it is done.
+        """
+        command = "VACUUM (FULL, ANALYZE) " if vacuum else "VACUUM (ANALYZE) "
+        try:
+            with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+                conn.execute(command + ", ".join(_TABLES))
+        except psycopg.Error as exc:
+            raise StoreError(f"could not optimize the database: {exc}") from exc
+
     def close(self) -> None:
         self._pool.close()
 
@@ -270,14 +283,12 @@ class _PostgresTx:
 
     def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
         digest = content_hash(tenant, raw_log, file_context, tool_payload)
-        # Look first: an INSERT that conflicts would still use up an identity value, and ids match SQLite's.
-        rows = self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (digest,))
-        if not rows:
-            rows = self._rows(
-                "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                (raw_log, file_context, tool_payload, digest),
-            ) or self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (digest,))
+        # Insert first, as the SQLite store does: a duplicate uses up an id in both stores, so ids stay equal.
+        rows = self._rows(
+            "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+            (raw_log, file_context, tool_payload, digest),
+        ) or self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (digest,))
         return int(rows[0][0])
 
     def insert_slot(self, slot: NewSlot) -> Slot:
@@ -419,3 +430,41 @@ class _PostgresTx:
             _key(key),
         )
         return {TemporalState(state): (int(count), int(chars)) for state, count, chars in rows}
+
+    def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
+        where, params = ("", ()) if key is None else (" AND" + _SESSION, _key(key))
+        # created_at is text in SQLite's format, so the age test compares strings, as the SQLite store does.
+        doomed = self._rows(
+            f"""SELECT id, content_id FROM (
+                    SELECT t.id, t.content_id, t.created_at, row_number() OVER (
+                        PARTITION BY t.tenant, t.project, t.session_id ORDER BY t.sequence_order DESC) AS newest
+                    FROM agent_timeline t WHERE t.temporal_state = 'PAST'{where}) AS past
+                WHERE newest > %s OR created_at < to_char(
+                    statement_timestamp() AT TIME ZONE 'UTC' - make_interval(days => %s), 'YYYY-MM-DD HH24:MI:SS')""",
+            (*params, keep_past, max_age_days),
+        )
+        contents = 0
+        if doomed:
+            ids = [row[0] for row in doomed]
+            self._exec("UPDATE agent_timeline SET retired_by = NULL WHERE retired_by = ANY(%s::bigint[])", (ids,))
+            self._exec(
+                "DELETE FROM constraint_links WHERE constraint_id = ANY(%s::bigint[]) OR source_id = ANY(%s::bigint[])",
+                (ids, ids),
+            )
+            self._exec("DELETE FROM constraint_keys WHERE constraint_id = ANY(%s::bigint[])", (ids,))
+            self._exec("DELETE FROM agent_timeline WHERE id = ANY(%s::bigint[])", (ids,))
+            content_ids = sorted({row[1] for row in doomed if row[1] is not None})
+            contents += self._count(
+                "DELETE FROM memory_contents c WHERE c.id = ANY(%s::bigint[]) AND NOT EXISTS "
+                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)",
+                (content_ids,),
+            )
+        if key is None:  # a full pass also sweeps content orphaned by anything else
+            contents += self._count(
+                "DELETE FROM memory_contents c WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
+            )
+        return len(doomed), contents
+
+    def _count(self, query: str, params: Sequence[Any] = ()) -> int:
+        log.debug("SQL %s %r", query, params)
+        return self._conn.execute(query, params).rowcount  # type: ignore[arg-type]

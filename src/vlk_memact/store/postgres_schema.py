@@ -130,6 +130,14 @@ def m002_search_fold(conn: Connection[tuple[object, ...]]) -> None:
     )
 
 
+@migration
+def m003_retention_indexes(conn: Connection[tuple[object, ...]]) -> None:
+    """Pruning deletes by content and by constraint: both need an index to stay off full scans."""
+    conn.execute("CREATE INDEX idx_timeline_content ON agent_timeline (content_id)")
+    conn.execute("CREATE INDEX idx_keys_constraint ON constraint_keys (constraint_id)")
+    conn.execute("CREATE INDEX idx_timeline_retired_by ON agent_timeline (retired_by)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, quote
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 MEMORY = ":memory:"
 LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked database before giving up
 _SEPARATOR = "\x1f"
+_SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
+                "content_hash", "learning_summary", "constraint_type", "created_at", "evidence", "fingerprint",
+                "fingerprint_keys", "fingerprint_version", "retired_reason", "lessons", "fire_count", "last_fired_at")
 _PRUNE_CHUNK = 500
 
 _SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
@@ -390,3 +394,115 @@ class _SqliteTx:
                 "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)"
             ).rowcount
         return len(doomed), contents
+
+    def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
+        conditions, params = [], []
+        for column, value in (("tenant", tenant), ("project", project), ("session_id", session)):
+            if value is not None:
+                conditions.append(f"t.{column} = ?")
+                params.append(value)
+        where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
+        self._conn.execute("DROP TABLE IF EXISTS temp.vlk_export")
+        self._conn.execute(f"CREATE TEMP TABLE vlk_export AS SELECT t.id FROM agent_timeline t{where}", params)
+        chosen = "(SELECT id FROM temp.vlk_export)"
+        for row in self._conn.execute(
+            f"""SELECT DISTINCT t.tenant, c.content_hash, c.raw_log, c.file_context, c.tool_payload
+                FROM agent_timeline t JOIN memory_contents c ON c.id = t.content_id
+                WHERE t.id IN {chosen} ORDER BY c.id"""
+        ):
+            yield dict(zip(("tenant", "hash", "raw_log", "file_context", "tool_payload"), row), type="content")
+        for row in self._conn.execute(
+            f"""SELECT t.uid, t.tenant, t.project, t.session_id, t.sequence_order, t.temporal_state, t.origin,
+                       t.scope, c.content_hash, t.learning_summary, t.constraint_type, t.created_at, t.evidence,
+                       t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason, t.lessons,
+                       t.fire_count, t.last_fired_at
+                FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+                WHERE t.id IN {chosen} ORDER BY t.id"""
+        ):
+            record = dict(zip(_SLOT_FIELDS, row), type="slot")
+            record["fingerprint_keys"] = json.loads(record["fingerprint_keys"] or "[]")
+            record["lessons"] = json.loads(record["lessons"] or "[]")
+            yield record
+        for uid, by in self._conn.execute(
+            f"""SELECT t.uid, b.uid FROM agent_timeline t JOIN agent_timeline b ON b.id = t.retired_by
+                WHERE t.id IN {chosen} AND b.id IN {chosen} ORDER BY t.id"""
+        ):
+            yield {"type": "retired_by", "uid": uid, "by": by}
+        for constraint, source, relation in self._conn.execute(
+            f"""SELECT a.uid, b.uid, l.relation FROM constraint_links l
+                JOIN agent_timeline a ON a.id = l.constraint_id JOIN agent_timeline b ON b.id = l.source_id
+                WHERE a.id IN {chosen} AND b.id IN {chosen} ORDER BY a.id, b.id"""
+        ):
+            yield {"type": "link", "constraint": constraint, "source": source, "relation": relation}
+        for constraint, key in self._conn.execute(
+            f"""SELECT a.uid, k.key FROM constraint_keys k JOIN agent_timeline a ON a.id = k.constraint_id
+                WHERE a.id IN {chosen} ORDER BY a.id, k.key"""
+        ):
+            yield {"type": "key", "constraint": constraint, "key": key}
+        self._conn.execute("DROP TABLE temp.vlk_export")
+
+    def load(self, record: dict[str, Any]) -> bool:
+        kind = record.get("type")
+        if kind == "content":
+            digest = content_hash(record["tenant"], record["raw_log"], record.get("file_context"),
+                                  record.get("tool_payload"))
+            if digest != record.get("hash"):
+                raise ValueError(f"content hash mismatch for {record.get('hash')!r}: the record was altered")
+            return self._conn.execute(
+                "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(content_hash) DO NOTHING",
+                (record["raw_log"], record.get("file_context"), record.get("tool_payload"), digest),
+            ).rowcount == 1
+        if kind == "slot":
+            if self._id_of(record["uid"]) is not None:
+                return False
+            content_id = None
+            if record.get("content_hash"):
+                found = self._conn.execute("SELECT id FROM memory_contents WHERE content_hash = ?",
+                                           (record["content_hash"],)).fetchone()
+                if found is None:
+                    raise ValueError(f"slot {record['uid']} names content {record['content_hash']} not loaded before it")
+                content_id = found[0]
+            session = (record["tenant"], record["project"], record["session_id"])
+            taken = self._conn.execute(
+                "SELECT 1 FROM agent_timeline WHERE tenant = ? AND project = ? AND session_id = ? AND sequence_order = ?",
+                (*session, record["sequence_order"]),
+            ).fetchone()
+            sequence = record["sequence_order"] if taken is None else self._conn.execute(
+                "SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline "
+                "WHERE tenant = ? AND project = ? AND session_id = ?", session).fetchone()[0]
+            self._conn.execute(
+                """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
+                       scope, content_id, learning_summary, constraint_type, created_at, evidence, fingerprint,
+                       fingerprint_keys, fingerprint_version, retired_reason, lessons, fire_count, last_fired_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (record["uid"], *session, sequence, record["temporal_state"], record["origin"], record.get("scope"),
+                 content_id, record.get("learning_summary"), record.get("constraint_type"), record["created_at"],
+                 record.get("evidence"), record.get("fingerprint"),
+                 json.dumps(record["fingerprint_keys"], ensure_ascii=False) if record.get("fingerprint_keys") else None,
+                 record.get("fingerprint_version"), record.get("retired_reason"),
+                 json.dumps(record["lessons"], ensure_ascii=False) if record.get("lessons") else None,
+                 record.get("fire_count", 0), record.get("last_fired_at")),
+            )
+            return True
+        if kind == "retired_by":
+            slot, by = self._id_of(record["uid"]), self._id_of(record["by"])
+            return slot is not None and by is not None and self._conn.execute(
+                "UPDATE agent_timeline SET retired_by = ? WHERE id = ? AND retired_by IS NOT ?", (by, slot, by)
+            ).rowcount == 1
+        if kind == "link":
+            constraint, source = self._id_of(record["constraint"]), self._id_of(record["source"])
+            return constraint is not None and source is not None and self._conn.execute(
+                "INSERT OR IGNORE INTO constraint_links (constraint_id, source_id, relation) VALUES (?, ?, ?)",
+                (constraint, source, record["relation"]),
+            ).rowcount == 1
+        if kind == "key":
+            constraint = self._id_of(record["constraint"])
+            return constraint is not None and self._conn.execute(
+                "INSERT OR IGNORE INTO constraint_keys (key, constraint_id) VALUES (?, ?)", (record["key"], constraint)
+            ).rowcount == 1
+        raise ValueError(f"unknown export record type {kind!r}")
+
+    def _id_of(self, uid: str) -> int | None:
+        row = self._conn.execute("SELECT id FROM agent_timeline WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
