@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,40 +16,13 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from http_harness import free_port, start_server, wait_for_port
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 ALPHA = "alpha-token-0123456789abcdef"
 BETA = "beta-token-0123456789abcdefgh"
 INSPECTOR = Path(__file__).parent / "node" / "node_modules" / ".bin" / "mcp-inspector"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError("server did not listen")
-
-
-def start_server(database_url: str, tokens: str | None, port: int, log: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "DATABASE_URL": database_url, "VLK_PROJECT": "http-project", "VLK_LOG_LEVEL": "WARNING"}
-    env.pop("VLK_AUTH_TOKENS", None)
-    if tokens:
-        env["VLK_AUTH_TOKENS"] = tokens
-    return subprocess.Popen(
-        [sys.executable, "-m", "vlk_memact", "serve", "--transport", "streamable-http", "--port", str(port), *extra],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log.open("wb"),
-    )
 
 
 @pytest.fixture
