@@ -223,7 +223,7 @@ def test_lone_surrogates_and_nul_are_replaced_not_rejected() -> None:
 
 
 def test_an_overlong_raw_log_keeps_head_and_tail_around_a_marker() -> None:
-    text, truncated = inputs.raw_log("HEAD" + "x" * 10_000 + "TAIL", 1000)
+    text, truncated = inputs.truncate_log("HEAD" + "x" * 10_000 + "TAIL", 1000)
     assert truncated and text.startswith("HEAD") and text.endswith("TAIL")
     assert "characters truncated by vlk-memact" in text
 

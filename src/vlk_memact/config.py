@@ -32,6 +32,7 @@ class Settings:
     prune_every: int = 100  # VLK_PRUNE_EVERY: a session is pruned on every N-th record
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
     log_level: str = "INFO"  # VLK_LOG_LEVEL
+    redact_secrets: bool = True  # VLK_REDACT_SECRETS: 0 turns secret redaction off (explicitly)
     auth_tokens: str | None = None  # VLK_AUTH_TOKENS: HTTP bearer tokens, "TOKEN=TENANT,TOKEN=TENANT"
     auth_tokens_file: str | None = None  # VLK_AUTH_TOKENS_FILE: a file of tokens (JSON object or TOKEN TENANT lines)
 
@@ -58,7 +59,12 @@ class Settings:
             raw = env.get(name)
             if raw is None or not raw.strip():
                 continue
-            if f.type == "int":
+            if f.type == "bool":
+                flag = raw.strip().lower()
+                if flag not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+                    raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
+                values[f.name] = flag in ("1", "true", "yes", "on")
+            elif f.type == "int":
                 try:
                     number = int(raw.strip())
                 except ValueError:

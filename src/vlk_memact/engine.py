@@ -19,6 +19,7 @@ from .consolidate import plan_consolidation
 from .errors import NotFound
 from .fingerprint import FINGERPRINT_VERSION, fingerprint
 from .loops import detect_loops
+from .redact import redact
 from .model import (
     ConflictView,
     ConstraintType,
@@ -110,9 +111,12 @@ class Memory:
     ) -> RecordResult:
         """Record a log, error or observation as a PRESENT slot."""
         key = self._key(session_id)
-        text, truncated = inputs.raw_log(raw_log, self.settings.max_raw_log_chars)
-        context = inputs.optional_text("file_context", file_context, self.settings.max_field_chars)
-        payload = inputs.tool_payload(tool_payload, self.settings.max_field_chars)
+        found: list[str] = []
+        # Secrets are replaced before anything is stored, fingerprinted or truncated (a cut could split one).
+        text = self._redact(inputs.required_text("raw_log", raw_log, None), found)
+        text, truncated = inputs.truncate_log(text, self.settings.max_raw_log_chars)
+        context = self._redact(inputs.optional_text("file_context", file_context, self.settings.max_field_chars), found)
+        payload = self._redact(inputs.tool_payload(tool_payload, self.settings.max_field_chars), found)
         fp = fingerprint(text)  # pure and CPU-bound: outside the write lock
         with self.store.write() as tx:
             content_id = tx.add_content(key.tenant, text, context, payload)
@@ -149,7 +153,16 @@ class Memory:
             repeat_ids=repeats,
             truncated=truncated,
             recalled=[_recall_view(c) for c in _rank(recalled, set(fp.keys))],
+            redacted=list(dict.fromkeys(found)),
         )
+
+    def _redact(self, text: str | None, found: list[str]) -> Any:
+        """The text with recognisable secrets replaced (unless VLK_REDACT_SECRETS=0); kinds go to found."""
+        if text is None or not self.settings.redact_secrets:
+            return text
+        result = redact(text)
+        found.extend(result.kinds)
+        return result.text
 
     # ---- vlk_time_travel ----
 
@@ -163,15 +176,16 @@ class Memory:
         scope: Any = None,
     ) -> TimeTravelResult:
         """Archive PRESENT slots to PAST and inject one FUTURE constraint grounded in evidence."""
-        lesson = inputs.required_text("learning", learning, self.settings.max_lesson_chars)
+        found: list[str] = []
+        lesson = self._redact(inputs.required_text("learning", learning, self.settings.max_lesson_chars), found)
         ids = inputs.timeline_ids("target_timeline_ids", target_timeline_ids)
-        evidence = inputs.required_text(
+        evidence = self._redact(inputs.required_text(
             "raw_log_excerpt",
             raw_log_excerpt,
             self.settings.max_lesson_chars,
             hint="Provide 1-2 sentences of the raw error/log that grounds this lesson in evidence. "
             "This prevents unverified constraints from being injected.",
-        )
+        ), found)
         kind = inputs.constraint_type(constraint_type)
         # A scar from a failure protects the whole project; foresight is usually about the task at hand.
         where = inputs.scope(scope, Scope.PROJECT if kind is ConstraintType.DERIVED else Scope.SESSION)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
@@ -27,7 +27,6 @@ FINGERPRINT_VERSION = 1
 _WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
 _LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line
 _KEY_CAP = 200
-_MSG_CAP = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,33 +47,35 @@ _TLD = (
     r"(?:com|net|org|edu|gov|mil|io|info|biz|local|localdomain|internal|invalid|example|arpa"
     r"|cn|jp|de|uk|kr|tw|hk|br|ru|fr|it|nl|au|ca|es|pl|in|se|ch|us|eu)"
 )
+
+
 def _cue(*needles: str) -> re.Pattern[str]:
     """A literal alternation: one C-level scan to test for any of ``needles``."""
     return re.compile("|".join(map(re.escape, needles)))
 
 
 # Each class of volatile token is a regex branch, guarded by a cheap test for something the
-# branch needs (a substring, or a tiny literal-led regex). Only the branches whose guard passes
+# branch needs (a substring, or a literal alternation). Only the branches whose guard passes
 # are joined into the alternation used for a line: one pass, one constant replacement. Every
 # branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
 # runs without delimiters.
 _PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
-_MASK_BRANCHES: tuple[tuple[re.Pattern[str] | None, str], ...] = (
-    (_cue("://"), r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
-    (_cue("@"), r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+_MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
+    ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
+    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
     (
-        _cue("/"),
+        "/",
         rf"(?<![\w/.~-])(?:(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
         r"|[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes
         r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
     ),
-    (_cue("\\"), rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
+    ("\\", rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
     (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
         _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    (None, rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
+    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
 )
 
 
@@ -84,15 +85,19 @@ def _masker(needed: tuple[int, ...]) -> re.Pattern[str]:
 
 
 def _volatile(text: str) -> re.Pattern[str]:
-    """The alternation of the branches whose guard passes on ``text``."""
-    return _masker(tuple(i for i, (guard, _) in enumerate(_MASK_BRANCHES) if guard is None or guard.search(text)))
+    """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
+    needed = []
+    for i, (guard, _) in enumerate(_MASK_BRANCHES):
+        if guard in text if isinstance(guard, str) else guard.search(text):
+            needed.append(i)
+    return _masker(tuple(needed))
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
 _QUOTED = re.compile(
     r"(?<!\w)'([^'\n]{0,300})'(?!\w)|(?<!\w)\"([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
-_IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*, -]{0,80}\(?\)?")
+_IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
@@ -112,7 +117,7 @@ def _quote_repl(match: re.Match[str]) -> str:
     """Keep quoted names and short tokens (the signal); mask quoted values."""
     inner = next(g for g in match.groups() if g is not None)
     quote = match.group(0)[0]
-    if len(inner) <= 3 or (_IDENT.fullmatch(inner) and " " not in inner.strip(" ,")):
+    if len(inner) <= 3 or _IDENT.fullmatch(inner):
         return match.group(0)
     return f"{quote}<*>{quote}" if quote in "'\"" else "<*>"
 
@@ -136,15 +141,24 @@ def _cap(text: str, limit: int) -> str:
     return f"{text[: limit - 10]}~{digest}"
 
 
-def _make(kind: str, body: str, extra: Sequence[str] = ()) -> Fingerprint:
-    """Build a Fingerprint with safe, single-line, bounded keys."""
-    keys: list[str] = []
-    for part in (body, *extra):
-        clean = " ".join((part if part.isprintable() else _UNSAFE.sub(" ", part)).split())
-        key = _cap(f"{kind}:{_cap(clean, _KEY_CAP)}", _KEY_CAP)
-        if key not in keys:
-            keys.append(key)
-    return Fingerprint(kind, keys[0], tuple(keys))
+def _make(kind: str, body: str) -> Fingerprint:
+    """Build a Fingerprint with a safe, single-line, bounded key.
+
+    Every family emits one key: each secondary key we tried (another line of the output, the
+    frame without the message, the other failing tests) joined different errors through a
+    shared part, and a false merge costs more than a missed loop.
+    """
+    clean = " ".join((body if body.isprintable() else _UNSAFE.sub(" ", body)).split())
+    key = _cap(f"{kind}:{clean}", _KEY_CAP)
+    return Fingerprint(kind, key, (key,))
+
+
+def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
+    """``any(n in text ...)`` without a generator: this runs for every record."""
+    for needle in needles:
+        if needle in text:
+            return True
+    return False
 
 
 def _basename(path: str) -> str:
@@ -158,8 +172,9 @@ _Detector = Callable[[str, list[str]], "Fingerprint | None"]
 # Rust ------------------------------------------------------------------------------
 _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
 _RUST_PLAIN = re.compile(
-    r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n\s*--> ", re.M
+    r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n[ \t]*--> ", re.M
 )
+_RUST_NEXT_DIAGNOSTIC = re.compile(r"\n(?=error|warning)")
 _RUST_LABEL = re.compile(r"^[ \t]*(?:\d+[ \t]*)?\|[ \t|_.-]*\^[\^-]*[ \t]+([^\n]+)$", re.M)
 _RUST_PANIC = re.compile(
     r"thread '([^'\n]{0,200})'(?: \(\d+\))? panicked at "
@@ -180,7 +195,7 @@ def _keep_code_spans(message: str) -> str:
 
 def _rust_label(text: str, start: int) -> str:
     """The primary label under the carets (``expected `i32`, found `&str```) of one diagnostic."""
-    block = re.split(r"\n(?=error|warning)", text[start : start + 2000], maxsplit=1)[0]
+    block = _RUST_NEXT_DIAGNOSTIC.split(text[start : start + 2000], maxsplit=1)[0]
     label = _RUST_LABEL.search(block)
     return f" ({_keep_code_spans(label.group(1))})" if label else ""
 
@@ -229,9 +244,9 @@ def _python_frame(frames: list[tuple[str, str]]) -> str:
     return f"{_basename(path)}:{func}" if func else _basename(path)
 
 
-def _python_exception(lines: list[str], start: int) -> tuple[str, str] | None:
-    """The exception line that ends a traceback: first unindented line after ``start``."""
-    for line in lines[start:]:
+def _python_exception(after: str) -> tuple[str, str] | None:
+    """The exception line that ends a traceback: the first unindented line after the last frame."""
+    for line in after.split("\n")[1:]:
         if not line.strip() or line[0] in " \t":
             continue
         match = _PY_EXC.fullmatch(line.strip()[:_LINE_CAP])
@@ -242,27 +257,23 @@ def _python_exception(lines: list[str], start: int) -> tuple[str, str] | None:
 def _python(text: str, lines: list[str]) -> Fingerprint | None:
     if 'File "' not in text:
         return None
-    frames = _PY_FRAME.findall(text)
-    if not frames:
-        return None
-    last_frame = frames[-1][0]
-    start = max(i for i, line in enumerate(lines) if 'File "' in line and last_frame in line) + 1
-    exc = _python_exception(lines, start)
+    frames = list(_PY_FRAME.finditer(text))
+    exc = _python_exception(text[frames[-1].end() :]) if frames else None
     if exc is None:
         return None
     cls, message = exc
     body = f"{cls}: {_mask_message(message)}" if message.strip() else cls
-    return _make("python", f"{body}@{_python_frame(frames)}")
+    return _make("python", f"{body}@{_python_frame([m.groups('') for m in frames])}")
 
 
 # Linters (flake8 output; the edit tool of SWE-agent lists them under ``ERRORS:``) -------------
 _LINT = re.compile(r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
-_LINT_CUE = re.compile(r"ERRORS:\n- |:\d+:\d+: [EFWC]\d{3} ")
+_FLAKE8_CUES = (": E", ": F", ": W", ": C")
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if not _LINT_CUE.search(text):
+    if "ERRORS:\n- " not in text and not _contains_any(text, _FLAKE8_CUES):
         return None
     findings = dict.fromkeys(f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text))
     return _make("lint", "; ".join(list(findings)[:3])) if findings else None
@@ -287,18 +298,20 @@ def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
 
 # Go --------------------------------------------------------------------------------
 _GO_PANIC = re.compile(r"^(panic|fatal error): ([^\n]*)", re.M)
-_GO_FUNC = re.compile(r"^([\w./*()-]+?\.[\w.*()-]+)\([^\n]*\)\n\t([^\n]+?):\d+", re.M)
 _GO_RUNTIME = ("runtime.", "testing.", "sync.", "panic(", "internal/", "reflect.")
-_GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)[^\n]*\n((?:[ \t]+[^\n]*\n?){0,40})", re.M)
-_GO_TESTIFY = re.compile(r"^\s*Error:\s+(\S[^\n]*)", re.M)
-_GO_LOCATED = re.compile(r"^\s*[\w./-]+\.go:\d+: ?")
+_GO_FAIL = re.compile(r"^[ \t]*--- FAIL: (\S+)[^\n]*\n((?:[ \t]+[^\n]*\n){0,40})", re.M)
+_GO_TESTIFY = re.compile(r"^[ \t]*Error:[ \t]+(\S[^\n]*)", re.M)
+_GO_LOCATED = re.compile(r"^[ \t]*[\w./-]+\.go:\d+: ?")
 _GO_BUILD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+\.go:\d+(?::\d+)?: ([^\n]+)", re.M)
 
 
 def _go_frame(text: str, start: int) -> str:
-    for func, path in _GO_FUNC.findall(text, start):
-        if not func.startswith(_GO_RUNTIME):
-            return f"@{_basename(path)}:{func}"
+    """The innermost non-runtime frame: a ``pkg.func(args)`` line above a ``\tfile.go:L`` line."""
+    lines = text[start : start + 4000].split("\n")
+    for call, location in zip(lines, lines[1:]):
+        func = call.rsplit("(", 1)[0] if call.endswith(")") else ""
+        if "." in func and location.startswith("\t") and ".go:" in location and not func.startswith(_GO_RUNTIME):
+            return f"@{_basename(location.strip().rsplit(':', 1)[0])}:{func}"
     return ""
 
 
@@ -333,12 +346,12 @@ def _go(text: str, lines: list[str]) -> Fingerprint | None:
 # Java ------------------------------------------------------------------------------
 _JAVA_HEAD = re.compile(
     r"^(?:Exception in thread \"[^\"\n]*\" |Caused by: )?((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*)(?:: ?([^\n]*))?"
-    r"(?=\n(?:[^\n]*\n){0,8}?\s+at [\w$.<>/]+\()",
+    r"(?=\n(?:[^\n]*\n){0,8}?[ \t]+at [\w$.<>/]+\()",
     re.M,
 )
-_JAVA_FRAME = re.compile(r"^\s+at ([\w$.<>/]+)\(", re.M)
+_JAVA_FRAME = re.compile(r"^[ \t]+at ([\w$.<>/]+)\(", re.M)
 _JAVA_LIBRARY = ("java.", "javax.", "jdk.", "sun.", "org.junit.", "junit.", "org.apache.maven.", "kotlin.")
-_JAVAC = re.compile(r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?\s*symbol:\s*([^\n]*))?", re.M)
+_JAVAC = re.compile(r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?[ \t]*symbol:[ \t]*([^\n]*))?", re.M)
 
 
 def _java(text: str, lines: list[str]) -> Fingerprint | None:
@@ -361,13 +374,13 @@ def _java(text: str, lines: list[str]) -> Fingerprint | None:
 
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
-_JS_FRAME = re.compile(r"^\s+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))\s*$", re.M)
+_JS_FRAME = re.compile(r"^[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$", re.M)
 _JS_EXC = re.compile(
     r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M
 )
 _JS_LINECOL = re.compile(r":\d+(?::\d+)?$")
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
-_JEST = re.compile(r"^\s*● ([^\n]+)\n(?:\s*\n)*\s*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)
+_JEST = re.compile(r"^[ \t]*● ([^\n]+)\n(?:[ \t]*\n){0,5}[ \t]*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)
 
 
 def _js_frame(text: str, start: int) -> str:
@@ -441,7 +454,7 @@ _HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 def _http(text: str, lines: list[str]) -> Fingerprint | None:
     """A status only where it is one: after ``HTTP/1.1``/``status``/``Error`` or before its reason."""
-    if not any(cue in text for cue in _HTTP_CUES) and not _HTTP_REASON_HINT.search(text):
+    if not _contains_any(text, _HTTP_CUES) and not _HTTP_REASON_HINT.search(text):
         return None
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
@@ -490,7 +503,7 @@ _NET_PHRASE_CUES = ("Connection ", "Name or service", "name resolution", "resolv
 _LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     ("c", _cue("error: "), re.compile(_C_DIAG, re.M), _first_group),
     ("c", _cue("undefined reference"), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
-    ("c", _cue("Assertion"), re.compile(r"^[^\n:]*: ([^\n]*: Assertion [^\n]* failed\.)", re.M), _first_group),
+    ("c", _cue("Assertion"), re.compile(r"^[^\n:]*: ([^\n]{0,300}?: Assertion `[^\n]{0,300}' failed\.)", re.M), _first_group),
     ("c", _cue("Sanitizer"), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
     ("go", _cue("panic: "), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
     ("go", _cue("fatal error: "), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
@@ -530,8 +543,9 @@ def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
 
 
 # Bare exception line (no traceback around it) -------------------------------------------
+_EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt", "Iteration", "Failure")
 _BARE_EXC = re.compile(
-    r"^((?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Failure))"
+    rf"^((?:[a-z_]\w*\.)*[A-Z]\w*(?:{'|'.join(_EXC_SUFFIXES)}))"
     r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$",
     re.M,
 )
@@ -549,7 +563,7 @@ def _exception_kind(cls: str, code: str | None) -> str:
 
 
 def _bare_exception(text: str, lines: list[str]) -> Fingerprint | None:
-    if ":" not in text and "Interrupt" not in text:
+    if not _contains_any(text, _EXC_SUFFIXES):
         return None
     match = _BARE_EXC.search(text)
     if not match:
@@ -587,9 +601,11 @@ def _informative_line(lines: list[str]) -> str:
 def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
     if "xit" not in text and "Error " not in text and "exit" not in text:
         return None
+    if sum(1 for line in lines if line.strip()) < 2:
+        return None
     for line in reversed(lines):
         match = _EXIT.search(line[:_LINE_CAP])
-        if match and len(lines) > 1:
+        if match:
             return _make("shell", f"exit {match.group(1)}: {_mask(_informative_line(lines))}")
     return None
 

@@ -76,9 +76,8 @@ def optional_text(name: str, value: Any, max_chars: int) -> str | None:
     return cleaned
 
 
-def raw_log(value: Any, max_chars: int) -> tuple[str, bool]:
-    """The recorded log, trimmed; an over-long log keeps its head and tail around a visible marker."""
-    text = required_text("raw_log", value, None)
+def truncate_log(text: str, max_chars: int) -> tuple[str, bool]:
+    """An over-long log keeps its head and tail around a visible marker."""
     if len(text) <= max_chars:
         return text, False
     # Errors sit at the end of most tool output and their cause near the start: keep both.

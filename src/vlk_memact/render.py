@@ -203,6 +203,8 @@ def record_text(result: RecordResult) -> str:
         f"(content_id={result.content_id}) in session '{result.session_id}'. It will appear in subsequent "
         "vlk_fetch_context calls until archived via vlk_time_travel."
     )
+    if result.redacted:
+        text += f"\nSecrets were replaced by placeholders before storing: {', '.join(result.redacted)}."
     if result.truncated:
         text += "\nThe log was longer than the size limit: its head and tail were kept around a truncation marker."
     for recall in result.recalled:

@@ -45,6 +45,9 @@ CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
 _SEPARATOR = "\x1f"
 _TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys")
+_SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
+                "content_hash", "learning_summary", "constraint_type", "created_at", "evidence", "fingerprint",
+                "fingerprint_keys", "fingerprint_version", "retired_reason", "lessons", "fire_count", "last_fired_at")
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
@@ -464,6 +467,125 @@ class _PostgresTx:
                 "DELETE FROM memory_contents c WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
             )
         return len(doomed), contents
+
+    def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
+        conditions, filters = [], []
+        for column, value in (("tenant", tenant), ("project", project), ("session_id", session)):
+            if value is not None:
+                conditions.append(f"{column} = %s")
+                filters.append(value)
+        # A subquery, not a temporary table: a READ ONLY transaction may not create one.
+        where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
+        chosen = f"(SELECT id FROM agent_timeline{where})"
+        for row in self._rows(
+            f"""SELECT t.tenant, c.content_hash, c.raw_log, c.file_context, c.tool_payload
+                FROM memory_contents c JOIN (SELECT DISTINCT tenant, content_id FROM agent_timeline
+                                             WHERE id IN {chosen}) t ON t.content_id = c.id
+                ORDER BY c.id""",
+            filters,
+        ):
+            yield dict(zip(("tenant", "hash", "raw_log", "file_context", "tool_payload"), row), type="content")
+        for row in self._rows(
+            f"""SELECT t.uid, t.tenant, t.project, t.session_id, t.sequence_order, t.temporal_state, t.origin,
+                       t.scope, c.content_hash, t.learning_summary, t.constraint_type, t.created_at, t.evidence,
+                       t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason, t.lessons,
+                       t.fire_count, t.last_fired_at
+                FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+                WHERE t.id IN {chosen} ORDER BY t.id""",
+            filters,
+        ):
+            record = dict(zip(_SLOT_FIELDS, row), type="slot")
+            record["fingerprint_keys"] = json.loads(record["fingerprint_keys"] or "[]")
+            record["lessons"] = json.loads(record["lessons"] or "[]")
+            yield record
+        for uid, by in self._rows(
+            f"""SELECT t.uid, b.uid FROM agent_timeline t JOIN agent_timeline b ON b.id = t.retired_by
+                WHERE t.id IN {chosen} AND b.id IN {chosen} ORDER BY t.id""",
+            filters * 2,
+        ):
+            yield {"type": "retired_by", "uid": uid, "by": by}
+        for constraint, source, relation in self._rows(
+            f"""SELECT a.uid, b.uid, l.relation FROM constraint_links l
+                JOIN agent_timeline a ON a.id = l.constraint_id JOIN agent_timeline b ON b.id = l.source_id
+                WHERE a.id IN {chosen} AND b.id IN {chosen} ORDER BY a.id, b.id""",
+            filters * 2,
+        ):
+            yield {"type": "link", "constraint": constraint, "source": source, "relation": relation}
+        for constraint, key in self._rows(
+            f"""SELECT a.uid, k.key FROM constraint_keys k JOIN agent_timeline a ON a.id = k.constraint_id
+                WHERE a.id IN {chosen} ORDER BY a.id, k.key COLLATE "C" """,
+            filters,
+        ):
+            yield {"type": "key", "constraint": constraint, "key": key}
+
+    def load(self, record: dict[str, Any]) -> bool:
+        kind = record.get("type")
+        if kind == "content":
+            digest = content_hash(record["tenant"], record["raw_log"], record.get("file_context"),
+                                  record.get("tool_payload"))
+            if digest != record.get("hash"):
+                raise ValueError(f"content hash mismatch for {record.get('hash')!r}: the record was altered")
+            return self._count(
+                "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING",
+                (record["raw_log"], record.get("file_context"), record.get("tool_payload"), digest),
+            ) == 1
+        if kind == "slot":
+            if self._id_of(record["uid"]) is not None:
+                return False
+            content_id = None
+            if record.get("content_hash"):
+                found = self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (record["content_hash"],))
+                if not found:
+                    raise ValueError(f"slot {record['uid']} names content {record['content_hash']} not loaded before it")
+                content_id = found[0][0]
+            session = (record["tenant"], record["project"], record["session_id"])
+            # Keep the exported sequence number unless the session already uses it; then append.
+            self._exec(
+                """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
+                       scope, content_id, learning_summary, constraint_type, created_at, evidence, fingerprint,
+                       fingerprint_keys, fingerprint_version, retired_reason, lessons, fire_count, last_fired_at)
+                   VALUES (%s, %s, %s, %s, CASE WHEN EXISTS (
+                               SELECT 1 FROM agent_timeline WHERE tenant = %s AND project = %s AND session_id = %s
+                                   AND sequence_order = %s)
+                           THEN (SELECT MAX(sequence_order) + 1 FROM agent_timeline
+                                 WHERE tenant = %s AND project = %s AND session_id = %s)
+                           ELSE %s END,
+                           %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                (record["uid"], *session, *session, record["sequence_order"], *session, record["sequence_order"],
+                 record["temporal_state"], record["origin"], record.get("scope"),
+                 content_id, record.get("learning_summary"), record.get("constraint_type"), record["created_at"],
+                 record.get("evidence"), record.get("fingerprint"),
+                 json.dumps(record["fingerprint_keys"], ensure_ascii=False) if record.get("fingerprint_keys") else None,
+                 record.get("fingerprint_version"), record.get("retired_reason"),
+                 json.dumps(record["lessons"], ensure_ascii=False) if record.get("lessons") else None,
+                 record.get("fire_count", 0), record.get("last_fired_at")),
+            )
+            return True
+        if kind == "retired_by":
+            slot, by = self._id_of(record["uid"]), self._id_of(record["by"])
+            return slot is not None and by is not None and self._count(
+                "UPDATE agent_timeline SET retired_by = %s WHERE id = %s AND retired_by IS DISTINCT FROM %s",
+                (by, slot, by),
+            ) == 1
+        if kind == "link":
+            constraint, source = self._id_of(record["constraint"]), self._id_of(record["source"])
+            return constraint is not None and source is not None and self._count(
+                "INSERT INTO constraint_links (constraint_id, source_id, relation) VALUES (%s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (constraint, source, record["relation"]),
+            ) == 1
+        if kind == "key":
+            constraint = self._id_of(record["constraint"])
+            return constraint is not None and self._count(
+                "INSERT INTO constraint_keys (key, constraint_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (record["key"], constraint),
+            ) == 1
+        raise ValueError(f"unknown export record type {kind!r}")
+
+    def _id_of(self, uid: str) -> int | None:
+        rows = self._rows("SELECT id FROM agent_timeline WHERE uid = %s", (uid,))
+        return int(rows[0][0]) if rows else None
 
     def _count(self, query: str, params: Sequence[Any] = ()) -> int:
         log.debug("SQL %s %r", query, params)
