@@ -1,7 +1,7 @@
 """Secret redaction: recognisable credentials in recorded text -> visible placeholders.
 
 Decision: a curated, stdlib-only rule table in this module, not a runtime dependency or a
-vendored rule file. ``detect-secrets`` (Yelp) last released in May 2024, is line-oriented,
+vendored rule file. ``detect-secrets`` (Yelp) has not released since May 2024, is line-oriented,
 returns secret values rather than spans and leans on entropy plugins that flag commit SHAs and
 UUIDs; gitleaks' default ``gitleaks.toml`` (MIT, maintained) is Go/RE2 with mid-pattern flags
 Python rejects and gets its precision from entropy thresholds and allowlists we would have to
@@ -12,9 +12,10 @@ public rule sets; precision comes from prefixes, exact lengths and key-name cont
 Each rule yields a *span* of secret bytes; everything outside the span (the provider prefix such
 as ``sk-ant-``/``AKIA``/``ghp_``, the key name of ``password=``, the user and host of a URL, the
 PEM armour lines) is kept and the span becomes ``***REDACTED***``. Spans that already hold the
-placeholder are skipped, so ``redact`` is idempotent. The module is pure: no I/O, no network;
-every regex is linear-time (possessive quantifiers or bounded repeats) and rules run only when a
-cheap keyword pre-filter finds their trigger in the lowered text. It never raises on a ``str``.
+placeholder are skipped, so ``redact`` is idempotent. The module is pure: no I/O, no network.
+A rule's regex is only tried (``match``, never ``search``) where ``str.find`` sees its anchor
+literal in the lowered text, its quantifiers are possessive or bounded, and a rule resumes after
+its own previous match, so the work stays linear. It never raises on a ``str``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["MARKER", "Redaction", "redact", "KINDS"]
+__all__ = ["KINDS", "MARKER", "Redaction", "redact"]
 
 MARKER = "***REDACTED***"
 
@@ -118,7 +119,8 @@ _PROVIDERS: tuple[tuple[str, str, str, tuple[str, ...], Callable[[str], bool] | 
     ("sendgrid-api-key", r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", ("sg.",), None),
     ("twilio-api-key", r"SK", r"[0-9a-f]{32}", ("sk",), None),
     ("digitalocean-token", r"do[por]_v1_", r"[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_"), None),
-    ("shopify-token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}", ("shpat_", "shpca_", "shppa_", "shpss_"), None),
+    ("shopify-token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}",
+     ("shpat_", "shpca_", "shppa_", "shpss_"), None),
     ("groq-api-key", r"gsk_", r"[A-Za-z0-9]{52}", ("gsk_",), None),
     ("vault-token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{24,}+", ("hvs.", "hvb.", "hvr."), None),
     ("databricks-token", r"dapi", r"[a-f0-9]{32}(?:-\d)?", ("dapi",), None),
@@ -127,10 +129,11 @@ _PROVIDERS: tuple[tuple[str, str, str, tuple[str, ...], Callable[[str], bool] | 
     ("linear-api-key", r"lin_api_", r"[A-Za-z0-9]{32,128}+", ("lin_api_",), None),
     ("grafana-token", r"glc_", r"[A-Za-z0-9+/]{32,}+={0,2}", ("glc_",), None),
     ("grafana-token", r"glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", ("glsa_",), None),
-    ("sentry-token", r"sntr[ysu]_", r"[A-Za-z0-9+/=_-]{30,}+", ("sntrys_", "sntryu_"), None),
+    ("sentry-token", r"sntry[su]_", r"[A-Za-z0-9+/=_-]{30,}+", ("sntrys_", "sntryu_"), None),
     ("postman-api-key", r"PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}", ("pmak-",), None),
     ("atlassian-api-token", r"ATATT3", r"[A-Za-z0-9_=-]{100,}+", ("atatt3",), None),
-    ("age-secret-key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("age-secret-key-1",), None),
+    ("age-secret-key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+     ("age-secret-key-1",), None),
 )
 
 
@@ -139,19 +142,19 @@ _PROVIDERS: tuple[tuple[str, str, str, tuple[str, ...], Callable[[str], bool] | 
 
 _PEM = re.compile(
     r"-----BEGIN[ ](?P<label>[A-Z0-9 ]{0,40}?)PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
-    r"(?P<secret>(?:[^*\"'`<>-]|-(?!----))++)"
-    r"(?P<end>-----END[ ](?P=label)PRIVATE[ ]KEY(?:[ ]BLOCK)?-----)?"
+    r"(?:(?P<secret>(?:[^*\"'`<>-]|-(?!----))++)-----END[ ](?P=label)PRIVATE[ ]KEY(?:[ ]BLOCK)?-----"
+    # a key cut off before its END line (a truncated log): only the base64 lines that follow
+    r"|(?P<cut>(?:\r?\n|\\r?\\n|[ \t])*+[A-Za-z0-9+/=]{24,}+"
+    r"(?:(?:\r?\n|\\r?\\n)[A-Za-z0-9+/=]{4,}+(?=\r?\n|\\r?\\n|[\"']|$))*+))"
 )
-_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{16}")
 
 
 def _check_pem(m: re.Match[str]) -> Span | None:
-    body = m.group("secret")
-    if m.group("end") is None and not _KEY_MATERIAL.search(body):
-        return None  # "-----BEGIN PRIVATE KEY-----" mentioned in prose, no key material follows
-    if not body.strip():
+    group = "secret" if m.group("secret") is not None else "cut"
+    body = m.group(group)
+    if not body.strip() or MARKER in body:
         return None
-    return m.span("secret")
+    return m.span(group)
 
 
 def _check_basic(m: re.Match[str]) -> Span | None:
@@ -195,7 +198,8 @@ _STRUCTURAL: tuple[tuple[str, str, tuple[str, ...], Check, Locate | None, frozen
     ("jwt", r"(?P<keep>eyJ)(?P<secret>[A-Za-z0-9_-]{10,}+\.eyJ[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]*+)",
      ("eyj",), _secret_span(), None, _TOKEN_CHARS),
     ("aws-secret-key",
-     rf"(?i)(?P<keep>aws_?secret_?(?:access_?)?key{_Q}{_OP}{_Q})(?P<secret>[A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])",
+     (rf"(?i)(?P<keep>aws_?secret_?(?:access_?)?key{_Q}{_OP}{_Q})"
+     r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
      ("aws",), _secret_span(), None, _ALNUM),
     ("azure-storage-key", r"(?P<keep>(?:AccountKey|SharedAccessKey)=)(?P<secret>[A-Za-z0-9+/]{20,}+={0,2})",
      ("accountkey=", "sharedaccesskey="), _secret_span(), None, _ALNUM),
@@ -204,20 +208,21 @@ _STRUCTURAL: tuple[tuple[str, str, tuple[str, ...], Check, Locate | None, frozen
     ("azure-client-secret", r"(?P<secret>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+)(?![A-Za-z0-9_~.-])",
      ("q~",), _secret_span(), _fixed_back(4), _TOKEN_CHARS | frozenset("~.")),
     ("telegram-bot-token", r"(?P<keep>\d{8,10}:)(?P<secret>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])",
-     (":aa",), _secret_span(), _back_over(_DIGITS, 10), _TOKEN_CHARS),
+     (":aa",), _secret_span(), _back_over(_DIGITS, 10), _DIGITS),
     ("slack-webhook",
      r"(?P<keep>https://hooks\.slack\.com/(?:services|workflows|triggers)/)(?P<secret>[A-Za-z0-9/_-]{20,}+)",
      ("https://hooks.slack.com/",), _secret_span(), None, frozenset()),
     ("discord-webhook",
-     r"(?P<keep>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/)(?P<secret>[A-Za-z0-9_-]{40,}+)",
+     (r"(?P<keep>https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,30}/)"
+     r"(?P<secret>[A-Za-z0-9_-]{40,}+)"),
      ("https://discord", "https://ptb.discord", "https://canary.discord"), _secret_span(), None, frozenset()),
     ("bearer-token", r"(?P<keep>(?i:bearer)[ \t]+)(?P<secret>[A-Za-z0-9._~+/-]{12,}+=*+)",
      ("bearer",), _secret_span(_has_digit), None, _ALNUM),
     ("basic-auth", r"(?P<keep>(?i:basic)[ \t]+)(?P<secret>[A-Za-z0-9+/]{8,}+={0,2})",
      ("basic",), _check_basic, None, _ALNUM),
     ("authorization-header",
-     rf"(?i)(?P<keep>authorization{_Q}{_OP}{_Q}(?:(?:token|bot|apikey|sso-key|key)[ \t]+)?)"
-     r"(?P<secret>[A-Za-z0-9._~+/=:-]{8,}+)",
+     (rf"(?i)(?P<keep>authorization{_Q}{_OP}{_Q}(?:(?:token|bot|apikey|sso-key|key)[ \t]+)?)"
+     r"(?P<secret>[A-Za-z0-9._~+/=:-]{8,}+)"),
      ("authorization",), _secret_span(_has_digit), None, _ALNUM),
     ("url-credentials",
      r"(?P<keep>[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@'\"<>]{0,256}:)(?P<secret>[^\s/?#'\"<>]{1,256})@",
@@ -282,31 +287,35 @@ def _value_is_secret(value: str) -> bool:
     v = value.strip()
     if not v or MARKER in v or v.lower() in _NOT_SECRET:
         return False
-    if v[0] in "$%<{[" or v.startswith(("os.environ", "process.env", "env(", "getenv(", "ENV[")):
-        return False  # a template or a reference to where the secret lives
+    if v[0] in "$%<{[" or v.startswith(("os.environ", "process.env", "env(", "getenv(", "ENV[", "-----")):
+        return False  # a template, a reference to where the secret lives, or a PEM block (its own rule)
+    if "://" in v:
+        return False  # a URL: credentials inside it are the url-credentials rule's
     return bool(set(v) - set("*xX."))  # "****", "xxxx", "..."
 
 
 def _secret_looking(value: str) -> bool:
     """For unquoted ``key: value`` text that might be prose ("Unexpected token: punc")."""
-    return len(value) >= 6 and (_has_digit(value) or not value.isalnum() or any(c.isupper() for c in value[1:]))
+    if len(value) < 6:
+        return False
+    return _has_digit(value) or not value.isalnum() or any(c.isupper() for c in value[1:])
 
 
-def _env_value(text: str, start: int) -> Span | None:
-    """The value of a ``KEY=value`` line: the rest of the line, unquoted, without an inline comment."""
-    end = _LINE_VALUE.match(text, start).end()
-    value = text[start:end].rstrip()
+def _env_value(text: str, start: int) -> tuple[Span | None, int]:
+    """The value of a ``KEY=value`` line (unquoted, without an inline comment) and the line's end."""
+    line_end = _LINE_VALUE.match(text, start).end()
+    value = text[start:line_end].rstrip()
     if value[:1] in ("\"", "'"):
         close = value.find(value[0], 1)
         start += 1
         value = value[1:close] if close != -1 else value[1:]
-    elif value[:1] not in ("\"", "'"):
+    else:
         cut = _UNQUOTED_END.search(value)  # an inline comment, or the next key=value of a log line
         if cut is not None:
             value = value[: cut.start()]
     if not _value_is_secret(value):
-        return None
-    return (start, start + len(value))
+        return None, line_end
+    return (start, start + len(value)), line_end
 
 
 def _at_line_start(text: str, a: int) -> bool:
@@ -321,38 +330,43 @@ def _at_line_start(text: str, a: int) -> bool:
     return j == 0 or text[j - 1] in "\r\n"
 
 
-def _key_value(text: str, a: int, b: int) -> tuple[int, int, str] | None:
-    """The secret span after the key ``text[a:b]``, if any, with its kind."""
+_Found = tuple[int, int, str]
+
+
+def _key_value(text: str, a: int, b: int) -> tuple[_Found | None, int]:
+    """The secret span after the key ``text[a:b]`` with its kind (or None), and where the scan ended."""
     key = text[a:b]
     if not _key_is_secret(key):
-        return None
+        return None, b
     m = _AFTER_KEY.match(text, b)
     if m is None:
         if key.startswith("--"):  # a command-line flag: --password hunter2
             f = _AFTER_FLAG.match(text, b)
-            if f is not None and _value_is_secret(f.group("s4")):
-                return (*f.span("s4"), "secret-flag")
-        return None
+            if f is not None:
+                ok = _value_is_secret(f.group("s4"))
+                return ((*f.span("s4"), "secret-flag") if ok else None), f.end()
+        return None, b
     op = m.group("op")
     if op.strip(" \t") == "=" and _at_line_start(text, a):  # a .env / shell assignment line
-        span = _env_value(text, m.end("op"))
-        return (*span, "env-secret") if span is not None else None
+        span, line_end = _env_value(text, m.end("op"))
+        return ((*span, "env-secret") if span is not None else None), line_end
     for g in ("s1", "s2", "s3", "s4"):
         value = m.group(g)
         if value is not None:
             break
     else:  # pragma: no cover - the regex always sets one group
-        return None
+        return None, m.end()
     if not _value_is_secret(value):
-        return None
+        return None, m.end()
     quoted_key = (a > 0 and text[a - 1] in "\"'`") or op.lstrip("\\")[:1] in ("\"", "'", "`")
     if op.strip(" \t\\\"'`") == ":" and not quoted_key and g == "s4" and not _secret_looking(value):
-        return None
+        return None, m.end()
     s = m.start(g)
-    return (s, s + len(value.rstrip()), "secret-assignment")
+    return (s, s + len(value.rstrip()), "secret-assignment"), m.end()
 
 
-def _generic(text: str, low: str, out: list[tuple[int, int, str]]) -> None:
+def _generic(text: str, low: str, out: list[_Found]) -> None:
+    """Key/value secrets. Each anchor's scan resumes after the value it last read: linear time."""
     seen: set[int] = set()
     for anchor in _KEY_ANCHORS:
         i = low.find(anchor)
@@ -361,12 +375,14 @@ def _generic(text: str, low: str, out: list[tuple[int, int, str]]) -> None:
             while a > 0 and i - a < 80 and text[a - 1] in _KEY_CHARS:
                 a -= 1
             b = _KEY_RUN.match(text, i).end()
+            nxt = max(b, i + 1)
             if b not in seen and b - a <= 120:
                 seen.add(b)
-                found = _key_value(text, a, b)
+                found, scan_end = _key_value(text, a, b)
+                nxt = max(nxt, scan_end)
                 if found is not None and found[0] < found[1]:
                     out.append(found)
-            i = low.find(anchor, max(b, i + 1))
+            i = low.find(anchor, nxt)
 
 
 def _triggers() -> tuple[tuple[str, tuple[tuple[str, _Rule], ...]], ...]:
