@@ -1,16 +1,83 @@
-"""Fixtures named after what they give: a fresh Memory, a database file, the anyio backend."""
+"""Fixtures named after what they give: a fresh Memory on each store, a database file, the anyio backend."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from vlk_memact import Memory, Settings
 
-
 PROJECT = "test-project"
+
+
+# ---- PostgreSQL ----
+# VLK_TEST_POSTGRES_URL names the server (default below). Without a reachable server PostgreSQL
+# tests are skipped, except when CI is set: then they fail, so CI can never pass by skipping.
+# The `memory` and `database_url` fixtures run every test on both stores; VLK_TEST_BACKEND=sqlite
+# (or postgres) limits them to one.
+
+POSTGRES_URL = os.environ.get("VLK_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+_ONLY = os.environ.get("VLK_TEST_BACKEND", "").strip().lower()
+if _ONLY not in ("", "sqlite", "postgres"):
+    raise pytest.UsageError(f"VLK_TEST_BACKEND must be sqlite or postgres, got {_ONLY!r}")
+BACKENDS = [_ONLY] if _ONLY else ["sqlite", "postgres"]
+
+_postgres_problem: list[str | None] = []  # cached: [None] if reachable, [reason] if not
+
+
+def require_postgres() -> None:
+    """Skip the calling test if no PostgreSQL is reachable; fail instead when CI is set."""
+    if not _postgres_problem:
+        try:
+            import psycopg
+        except ImportError as exc:
+            _postgres_problem.append(f"psycopg is not installed (pip install 'vlk-memact[postgres]'): {exc}")
+        else:
+            try:
+                with psycopg.connect(POSTGRES_URL, connect_timeout=3):
+                    pass
+                _postgres_problem.append(None)
+            except psycopg.Error as exc:
+                _postgres_problem.append(f"PostgreSQL at {POSTGRES_URL} is not reachable: {exc}")
+    problem = _postgres_problem[0]
+    if problem is not None:
+        if os.environ.get("CI"):
+            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
+        pytest.skip(problem)
+
+
+def with_query(url: str, **params: str) -> str:
+    """The URL with query parameters appended (values must not need percent-encoding)."""
+    extra = "&".join(f"{k}={v}" for k, v in params.items())
+    return url + ("&" if "?" in url else "?") + extra
+
+
+@contextmanager
+def fresh_postgres_schema() -> Iterator[tuple[str, str]]:
+    """(URL selecting a new empty schema, schema name); the schema is dropped afterwards."""
+    import psycopg
+
+    schema = "vlk_test_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield with_query(POSTGRES_URL, schema=schema), schema
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A DATABASE_URL pointing to a fresh PostgreSQL schema, dropped after the test."""
+    require_postgres()
+    with fresh_postgres_schema() as (url, _):
+        yield url
 
 
 @pytest.fixture
@@ -24,17 +91,26 @@ def settings() -> Settings:
 
 
 @pytest.fixture
-def memory(settings: Settings) -> Iterator[Memory]:
-    with Memory("sqlite::memory:", settings=settings, project=PROJECT) as m:
-        yield m
-
-
-@pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "vlk.db"
 
 
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, db_path: Path) -> str:
+    """A fresh database on each store: a SQLite file, or a new PostgreSQL schema."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def memory(database_url: str, settings: Settings) -> Iterator[Memory]:
+    with Memory(database_url, settings=settings, project=PROJECT) as m:
+        yield m
+
+
 @pytest.fixture
 def file_memory(db_path: Path, settings: Settings) -> Iterator[Memory]:
+    """Always SQLite: for tests that open the file themselves."""
     with Memory(f"sqlite:///{db_path}", settings=settings, project=PROJECT) as m:
         yield m

@@ -402,3 +402,9 @@ def test_listings_stop_at_the_size_cap_newest_first() -> None:
         history = m.get_history()
         assert [s.raw_log[0] for s in history.slots] == ["e", "d"] and not history.complete
         assert m.search_memory(query="a").complete
+
+
+def test_a_query_cannot_match_across_fields(memory: Memory) -> None:
+    memory.record_state(raw_log="beta", file_context="x.py")
+    with pytest.raises(InvalidInput, match="control characters"):
+        memory.search_memory(query="beta\x1fx.py")

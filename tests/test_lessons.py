@@ -20,8 +20,8 @@ PANIC = "thread 'main' ({tid}) panicked at src/parser.rs:{line}:9:\ncalled `Opti
 
 
 @pytest.fixture
-def url(db_path: Path) -> str:
-    return f"sqlite:///{db_path}"
+def url(database_url: str) -> str:
+    return database_url
 
 
 @pytest.fixture

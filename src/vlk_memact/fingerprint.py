@@ -22,7 +22,7 @@ __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
 
 #: Bumped whenever grouping changes; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 _WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
 _LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line
@@ -81,6 +81,7 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 
 @functools.lru_cache(maxsize=128)
 def _masker(needed: tuple[int, ...]) -> re.Pattern[str]:
+    """The compiled alternation of some branches (at most 2**7 combinations, each compiled once)."""
     return re.compile("|".join(_MASK_BRANCHES[i][1] for i in needed))
 
 
@@ -144,9 +145,9 @@ def _cap(text: str, limit: int) -> str:
 def _make(kind: str, body: str) -> Fingerprint:
     """Build a Fingerprint with a safe, single-line, bounded key.
 
-    Every family emits one key: each secondary key we tried (another line of the output, the
-    frame without the message, the other failing tests) joined different errors through a
-    shared part, and a false merge costs more than a missed loop.
+    Every family emits one key. Adding the output's first or last line as a secondary key
+    dropped the corpus's pairwise precision to 0.10 and 0.30 (generic lines such as
+    ``exit status 1`` join unrelated errors), and a false merge costs more than a missed loop.
     """
     clean = " ".join((body if body.isprintable() else _UNSAFE.sub(" ", body)).split())
     key = _cap(f"{kind}:{clean}", _KEY_CAP)
@@ -162,6 +163,7 @@ def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
 
 
 def _basename(path: str) -> str:
+    """The file name of a POSIX or Windows path: directories are volatile (temp dirs, checkouts)."""
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -201,6 +203,7 @@ def _rust_label(text: str, start: int) -> str:
 
 
 def _rust(text: str, lines: list[str]) -> Fingerprint | None:
+    """rustc diagnostics (code + message + primary label) and test/binary panics."""
     if "error[E" in text:
         match = _RUST_CODE.search(text)
         if match:
@@ -237,10 +240,10 @@ _PY_BUILTINS = frozenset(
 )
 
 
-def _python_frame(frames: list[tuple[str, str]]) -> str:
+def _python_frame(frames: list[re.Match[str]]) -> str:
     """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
-    inner = [f for f in frames if not any(lib in f[0] for lib in _PY_LIBRARY)] or frames
-    path, func = inner[-1]
+    inner = [f for f in frames if not any(lib in f.group(1) for lib in _PY_LIBRARY)] or frames
+    path, func = inner[-1].group(1), inner[-1].group(2)
     return f"{_basename(path)}:{func}" if func else _basename(path)
 
 
@@ -255,6 +258,7 @@ def _python_exception(after: str) -> tuple[str, str] | None:
 
 
 def _python(text: str, lines: list[str]) -> Fingerprint | None:
+    """A traceback: exception class, masked message, innermost in-project frame."""
     if 'File "' not in text:
         return None
     frames = list(_PY_FRAME.finditer(text))
@@ -263,11 +267,13 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     cls, message = exc
     body = f"{cls}: {_mask_message(message)}" if message.strip() else cls
-    return _make("python", f"{body}@{_python_frame([m.groups('') for m in frames])}")
+    return _make("python", f"{body}@{_python_frame(frames)}")
 
 
 # Linters (flake8 output; the edit tool of SWE-agent lists them under ``ERRORS:``) -------------
-_LINT = re.compile(r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
+_LINT = re.compile(
+    r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
+)
 _FLAKE8_CUES = (": E", ": F", ": W", ": C")
 
 
@@ -275,7 +281,9 @@ def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
     if "ERRORS:\n- " not in text and not _contains_any(text, _FLAKE8_CUES):
         return None
-    findings = dict.fromkeys(f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text))
+    findings = dict.fromkeys(
+        f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text)
+    )
     return _make("lint", "; ".join(list(findings)[:3])) if findings else None
 
 
@@ -285,6 +293,7 @@ _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
+    """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
     if "FAILED " not in text and "ERROR " not in text:
         return None
     match = _PYTEST.search(text)
@@ -308,14 +317,20 @@ _GO_BUILD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+\.go:\d+(?::\d+)?: ([^\n]+)", re.
 def _go_frame(text: str, start: int) -> str:
     """The innermost non-runtime frame: a ``pkg.func(args)`` line above a ``\tfile.go:L`` line."""
     lines = text[start : start + 4000].split("\n")
-    for call, location in zip(lines, lines[1:]):
+    for call, location in zip(lines, lines[1:], strict=False):
         func = call.rsplit("(", 1)[0] if call.endswith(")") else ""
-        if "." in func and location.startswith("\t") and ".go:" in location and not func.startswith(_GO_RUNTIME):
+        if (
+            "." in func
+            and location.startswith("\t")
+            and ".go:" in location
+            and not func.startswith(_GO_RUNTIME)
+        ):
             return f"@{_basename(location.strip().rsplit(':', 1)[0])}:{func}"
     return ""
 
 
 def _go_test(text: str) -> Fingerprint | None:
+    """``--- FAIL: TestX`` and its first message (testify's ``Error:`` line when present)."""
     match = _GO_FAIL.search(text)
     if not match:
         return None
@@ -329,6 +344,7 @@ def _go_test(text: str) -> Fingerprint | None:
 
 
 def _go(text: str, lines: list[str]) -> Fingerprint | None:
+    """Go panics and fatal errors (with their frame), ``go test`` failures, build errors."""
     if "goroutine " in text:
         match = _GO_PANIC.search(text)
         if match:
@@ -351,10 +367,13 @@ _JAVA_HEAD = re.compile(
 )
 _JAVA_FRAME = re.compile(r"^[ \t]+at ([\w$.<>/]+)\(", re.M)
 _JAVA_LIBRARY = ("java.", "javax.", "jdk.", "sun.", "org.junit.", "junit.", "org.apache.maven.", "kotlin.")
-_JAVAC = re.compile(r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?[ \t]*symbol:[ \t]*([^\n]*))?", re.M)
+_JAVAC = re.compile(
+    r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?[ \t]*symbol:[ \t]*([^\n]*))?", re.M
+)
 
 
 def _java(text: str, lines: list[str]) -> Fingerprint | None:
+    """javac errors, then JVM exceptions: the root cause and its first in-project frame."""
     if ".java:" in text:
         match = _JAVAC.search(text)
         if match:
@@ -375,11 +394,10 @@ def _java(text: str, lines: list[str]) -> Fingerprint | None:
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
 _JS_FRAME = re.compile(r"^[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$", re.M)
-_JS_EXC = re.compile(
-    r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M
-)
+_JS_EXC = re.compile(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M)
 _JS_LINECOL = re.compile(r":\d+(?::\d+)?$")
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
+_VITEST = re.compile(r"^[ \t]*FAIL +(\S+ > [^\n]+)\n[ \t]*(\S[^\n]*)", re.M)
 _JEST = re.compile(r"^[ \t]*● ([^\n]+)\n(?:[ \t]*\n){0,5}[ \t]*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)
 
 
@@ -395,23 +413,28 @@ def _js_frame(text: str, start: int) -> str:
 
 
 def _typescript(text: str, lines: list[str]) -> Fingerprint | None:
+    """tsc diagnostics, anchored on ``error TSnnnn:`` (never a bare ``TS`` substring)."""
     if "error TS" not in text:
         return None
     match = _TSC.search(text)
     return _make("typescript", f"{match.group(1)}: {_mask_message(match.group(2))}") if match else None
 
 
-def _jest(text: str, lines: list[str]) -> Fingerprint | None:
-    if "●" not in text:
-        return None
-    match = _JEST.search(text)
-    if not match:
-        return None
-    name, what = match.groups()
-    return _make("test", f"jest ● {name.strip()}: {_mask_message(what)}")
+def _js_test(text: str, lines: list[str]) -> Fingerprint | None:
+    """Jest (``● name`` then the matcher) and Vitest (``FAIL file > name`` then the error)."""
+    if "●" in text:
+        match = _JEST.search(text)
+        if match:
+            return _make("test", f"jest ● {match.group(1).strip()}: {_mask_message(match.group(2))}")
+    if "FAIL " in text and " > " in text:
+        match = _VITEST.search(text)
+        if match:
+            return _make("test", f"vitest {match.group(1).strip()}: {_mask_message(match.group(2))}")
+    return None
 
 
 def _javascript(text: str, lines: list[str]) -> Fingerprint | None:
+    """Node errors: only with V8 ``at`` frames or Node's footer, which tells them from Python's."""
     if " at " not in text and "Node.js v" not in text:
         return None
     if not _JS_FRAME.search(text) and "Node.js v" not in text:
@@ -425,16 +448,16 @@ def _javascript(text: str, lines: list[str]) -> Fingerprint | None:
 
 
 # One-line families: the first line matching the family's regex is the error ---------------
+# fmt: off
 _HTTP_REASONS = {
     "400": "Bad Request", "401": "Unauthorized", "402": "Payment Required", "403": "Forbidden",
     "404": "Not Found", "405": "Method Not Allowed", "406": "Not Acceptable",
-    "407": "Proxy Authentication Required", "408": "Request Timeout", "409": "Conflict",
-    "410": "Gone", "411": "Length Required", "412": "Precondition Failed",
-    "413": "Payload Too Large", "414": "URI Too Long", "415": "Unsupported Media Type",
-    "416": "Range Not Satisfiable", "417": "Expectation Failed", "418": "I'm a teapot",
-    "421": "Misdirected Request", "422": "Unprocessable Entity", "423": "Locked",
-    "424": "Failed Dependency", "425": "Too Early", "426": "Upgrade Required",
-    "428": "Precondition Required", "429": "Too Many Requests",
+    "407": "Proxy Authentication Required", "408": "Request Timeout", "409": "Conflict", "410": "Gone",
+    "411": "Length Required", "412": "Precondition Failed", "413": "Payload Too Large",
+    "414": "URI Too Long", "415": "Unsupported Media Type", "416": "Range Not Satisfiable",
+    "417": "Expectation Failed", "418": "I'm a teapot", "421": "Misdirected Request",
+    "422": "Unprocessable Entity", "423": "Locked", "424": "Failed Dependency", "425": "Too Early",
+    "426": "Upgrade Required", "428": "Precondition Required", "429": "Too Many Requests",
     "431": "Request Header Fields Too Large", "451": "Unavailable For Legal Reasons",
     "500": "Internal Server Error", "501": "Not Implemented", "502": "Bad Gateway",
     "503": "Service Unavailable", "504": "Gateway Timeout", "505": "HTTP Version Not Supported",
@@ -442,6 +465,7 @@ _HTTP_REASONS = {
     "300": "Multiple Choices", "301": "Moved Permanently", "302": "Found", "303": "See Other",
     "304": "Not Modified", "307": "Temporary Redirect", "308": "Permanent Redirect",
 }
+# fmt: on
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
 _HTTP_REASON_HINT = re.compile(r"[1-5]\d\d [A-Z]")
@@ -492,39 +516,105 @@ def _command(match: re.Match[str]) -> str:
 _C_DIAG = r"^[^\s:][^\n:]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm):\d+(?::\d+)?: ((?:fatal )?error: [^\n]*)"
 _PIP_ERROR = r"^ERROR: ((?:Could not|Cannot install|ResolutionImpossible|Invalid requirement|Failed building|Double requirement)[^\n]*)"
 # Network errors key on their whole line: the words before the errno say who failed.
-_NET_CODES = r"^([^\n]*?\bE(?:CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|PIPE)\b[^\n]*)"
+_NET_CODES = (
+    r"^([^\n]*?\bE(?:CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|PIPE)\b[^\n]*)"
+)
 _NET_PHRASES = (
     r"^([^\n]*?(?:Connection refused|Connection reset by peer|Connection timed out|Name or service not known"
     r"|Temporary failure in name resolution|Could not resolve host|No route to host|Network is unreachable)[^\n]*)"
 )
 _NET_CODE_CUES = ("ECONN", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE")
-_NET_PHRASE_CUES = ("Connection ", "Name or service", "name resolution", "resolve host", "No route", "unreachable")
+_NET_PHRASE_CUES = (
+    "Connection ",
+    "Name or service",
+    "name resolution",
+    "resolve host",
+    "No route",
+    "unreachable",
+)
 # (kind, cheap substring(s) one of which must be present, regex, body of the key from the match)
 _LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     ("c", _cue("error: "), re.compile(_C_DIAG, re.M), _first_group),
     ("c", _cue("undefined reference"), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
-    ("c", _cue("Assertion"), re.compile(r"^[^\n:]*: ([^\n]{0,300}?: Assertion `[^\n]{0,300}' failed\.)", re.M), _first_group),
+    (
+        "c",
+        _cue("Assertion"),
+        re.compile(r"^[^\n:]*: ([^\n]{0,300}?: Assertion `[^\n]{0,300}' failed\.)", re.M),
+        _first_group,
+    ),
     ("c", _cue("Sanitizer"), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
     ("go", _cue("panic: "), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
     ("go", _cue("fatal error: "), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
-    ("database", _cue("ERROR:  "), re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M), _first_group),
+    (
+        "database",
+        _cue("ERROR:  "),
+        re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M),
+        _first_group,
+    ),
     ("database", _cue("psql: error"), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
-    ("database", _cue(" error near line "), re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M), _first_group),
-    ("database", _cue("Error: "), re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M), _first_group),
+    (
+        "database",
+        _cue(" error near line "),
+        re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M),
+        _first_group,
+    ),
+    (
+        "database",
+        _cue("Error: "),
+        re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M),
+        _first_group,
+    ),
     ("database", _cue("sqlite"), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
-    ("pip", _cue("ERROR: "), re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M), _first_group),
+    (
+        "pip",
+        _cue("ERROR: "),
+        re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M),
+        _first_group,
+    ),
     ("pip", _cue("ERROR: "), re.compile(_PIP_ERROR, re.M), _first_group),
-    ("pip", _cue("error: "), re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M), _first_group),
+    (
+        "pip",
+        _cue("error: "),
+        re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M),
+        _first_group,
+    ),
     ("npm", _cue("npm "), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
     ("npm", _cue("npm "), _NPM_DETAIL, _first_group),
     ("network", _cue("curl: ("), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
     ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES, re.M), _first_group),
     ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES, re.M), _first_group),
-    ("shell", _cue("not found"), re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M), _command),
-    ("shell", _cue("No such file"), re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M), _first_group),
-    ("shell", _cue("ermission denied"), re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M), _first_group),
-    ("shell", _cue("Segmentation fault"), re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"), _first_group),
-    ("shell", _cue("(core dumped)"), re.compile(r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"), _first_group),
+    (
+        "shell",
+        _cue("not found"),
+        re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M),
+        _command,
+    ),
+    (
+        "shell",
+        _cue("No such file"),
+        re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M),
+        _first_group,
+    ),
+    (
+        "shell",
+        _cue("ermission denied"),
+        re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M),
+        _first_group,
+    ),
+    (
+        "shell",
+        _cue("Segmentation fault"),
+        re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"),
+        _first_group,
+    ),
+    (
+        "shell",
+        _cue("(core dumped)"),
+        re.compile(
+            r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"
+        ),
+        _first_group,
+    ),
 )
 
 
@@ -532,6 +622,7 @@ _LINE_CUES = re.compile("|".join(cue.pattern for _, cue, _, _ in _LINE_FAMILIES)
 
 
 def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
+    """The one-line families, in table order; one combined cue scan skips most records."""
     if not _LINE_CUES.search(text):
         return None
     for kind, cue, regex, body in _LINE_FAMILIES:
@@ -553,6 +644,7 @@ _JS_ONLY = frozenset({"ReferenceError", "RangeError", "URIError", "EvalError", "
 
 
 def _exception_kind(cls: str, code: str | None) -> str:
+    """The family of a bare exception class; ``exception`` when Python and JS share the name."""
     if cls in _JS_ONLY or code:
         return "javascript"
     if cls.startswith(("java.", "javax.", "org.", "com.")):
@@ -563,6 +655,7 @@ def _exception_kind(cls: str, code: str | None) -> str:
 
 
 def _bare_exception(text: str, lines: list[str]) -> Fingerprint | None:
+    """An ``XxxError: message`` line without a traceback; its family comes from the class."""
     if not _contains_any(text, _EXC_SUFFIXES):
         return None
     match = _BARE_EXC.search(text)
@@ -599,6 +692,7 @@ def _informative_line(lines: list[str]) -> str:
 
 
 def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
+    """A non-zero exit status, keyed with the line that explains it (alone it joins anything)."""
     if "xit" not in text and "Error " not in text and "exit" not in text:
         return None
     if sum(1 for line in lines if line.strip()) < 2:
@@ -611,6 +705,7 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
 
 
 def _fallback(text: str, lines: list[str]) -> Fingerprint:
+    """No family recognised: the masked most informative line."""
     return _make("fallback", _mask(_informative_line(lines)))
 
 
@@ -622,7 +717,7 @@ _DETECTORS: tuple[_Detector, ...] = (
     _go,
     _java,
     _typescript,
-    _jest,
+    _js_test,
     _javascript,
     _http,
     _line_family,
@@ -630,6 +725,7 @@ _DETECTORS: tuple[_Detector, ...] = (
     _exit_code,
 )
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EMPTY = Fingerprint("empty", "empty:", ("empty:",))
 
 
@@ -641,7 +737,10 @@ def _window(text: str) -> str:
 
 
 def _fingerprint(text: str) -> Fingerprint:
-    window = _window(text).replace("\r\n", "\n")
+    """Normalise line ends and colours, then the first family that recognises the text wins."""
+    window = _window(text).replace("\r\n", "\n").replace("\r", "\n")  # progress bars redraw with \r
+    if "\x1b" in window:  # colour codes split words and hide line starts (pytest, cargo, npm)
+        window = _ANSI.sub("", window)
     if not window.strip():
         return _EMPTY
     lines = window.split("\n")
@@ -657,4 +756,5 @@ def fingerprint(text: str) -> Fingerprint:
     try:
         return _fingerprint(text)
     except Exception:  # a defect here must degrade grouping, never crash the server (spec defect 10)
-        return _make("fallback", _mask(str(text)[:_LINE_CAP]))
+        digest = hashlib.blake2b(str(text).encode("utf-8", "replace"), digest_size=8).hexdigest()
+        return Fingerprint("fallback", f"fallback:unparsed {digest}", (f"fallback:unparsed {digest}",))

@@ -180,8 +180,15 @@ def project(value: str) -> str:
     return cleaned
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def query(value: Any) -> str:
-    return required_text("query", value, MAX_QUERY_CHARS)
+    """Search text: control characters (other than tab and newline) never occur in a useful query."""
+    text = required_text("query", value, MAX_QUERY_CHARS)
+    if _CONTROL.search(text):
+        raise InvalidInput("Field 'query' must not contain control characters; search for the visible text.")
+    return text
 
 
 def _kind(value: Any) -> str:

@@ -14,7 +14,6 @@ from typing import Any, TextIO
 
 from .engine import Memory
 from .errors import InvalidInput
-from .store.sqlite_schema import SCHEMA_VERSION
 
 FORMAT = "vlk-memact-export"
 VERSION = 1
@@ -38,7 +37,7 @@ class ImportResult:
 def export_memory(memory: Memory, out: TextIO, *, tenant: str | None = None, project: str | None = None,
                   session: str | None = None, progress: Progress | None = None) -> int:
     """Write the header and every matching record to `out`; return the number of records."""
-    header = {"type": FORMAT, "version": VERSION, "schema": SCHEMA_VERSION,
+    header = {"type": FORMAT, "version": VERSION,
               "filter": {"tenant": tenant, "project": project, "session": session}}
     out.write(json.dumps(header, sort_keys=True) + "\n")
     count = 0

@@ -10,7 +10,16 @@ the schema that holds vlk-memact's tables, so that several databases (or tests) 
 
 Without either, the tables go in the server's default schema (usually public).
 
-Concurrency: see PostgresStore.write(). Search: see vlk_fold in postgres_schema.
+Concurrency: see PostgresStore.write().
+
+Search folds case with vlk_fold() (postgres_schema), which matches Python's str.casefold() used by
+the SQLite store for every character except a few multi-character foldings outside Latin script
+(Greek letters with ypogegrammeni, Armenian ligature 'և', 'ŉ', and precomposed letters that casefold
+to a base letter plus a combining mark, e.g. 'ǰ'): those still match themselves case-insensitively
+but not their expanded spelling.
+
+Differences from the SQLite store that callers can see: ids used by a rolled-back transaction are not
+reused (PostgreSQL identities are not transactional), so ids can have gaps after errors.
 """
 
 from __future__ import annotations
@@ -45,9 +54,12 @@ CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
 _SEPARATOR = "\x1f"
 _TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys")
+_CONTENT_FIELDS = ("tenant", "hash", "raw_log", "file_context", "tool_payload")
+# fmt: off
 _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
                 "content_hash", "learning_summary", "constraint_type", "created_at", "evidence", "fingerprint",
                 "fingerprint_keys", "fingerprint_version", "retired_reason", "lessons", "fire_count", "last_fired_at")
+# fmt: on
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
@@ -103,7 +115,7 @@ class PostgresStore:
         self.url = redact_url(url)
         conninfo, self._schema = postgres_target(url)
         self._lock_timeout = f"{int(busy_timeout_ms)}ms"
-        self._pool: ConnectionPool[Any] = ConnectionPool(
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             conninfo,
             min_size=1,
             max_size=POOL_MAX_SIZE,
@@ -129,7 +141,9 @@ class PostgresStore:
         schema = row[0] if row else None
         if schema is None:
             self._pool.close()
-            raise StoreError(f"the search_path of {self.url} names no existing schema; create it or use ?schema=NAME")
+            raise StoreError(
+                f"the search_path of {self.url} names no existing schema; create it or use ?schema=NAME"
+            )
         # One write lock per schema: stores of other schemas on the same server do not wait for us.
         self._write_lock = advisory_key("write", schema)
         log.info("PostgreSQL store ready at %s (schema %s)", self.url, schema)
@@ -152,6 +166,11 @@ class PostgresStore:
         what BEGIN IMMEDIATE gives the SQLite store: writers run one at a time, readers never wait,
         and no writer can fail with a serialization error or deadlock against another. The UNIQUE
         (tenant, project, session_id, sequence_order) constraint stays as a backstop.
+
+        The lock is per schema, not per session: consolidation retires project- and global-scoped
+        constraints that other sessions read, so the smallest safe key would be the tenant, and
+        write() is not told the tenant. Deployments are single-tenant in practice, so a per-tenant
+        key would buy nothing; transactions are a few milliseconds, see tests/test_store_postgres.py.
         """
         yield from self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
 
@@ -236,8 +255,33 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
 
 
 def _slot(row: Sequence[Any]) -> Slot:
-    (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
-     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
+    (
+        id_,
+        session,
+        seq,
+        state,
+        origin,
+        created,
+        content_id,
+        raw,
+        ctx,
+        payload,
+        summary,
+        ctype,
+        evidence,
+        fp,
+        fp_keys,
+        fp_version,
+        retired,
+        retired_by,
+        lessons,
+        tenant,
+        project,
+        scope,
+        fires,
+        fired_at,
+        uid,
+    ) = row
     return Slot(
         id=id_,
         session_id=session,
@@ -275,16 +319,18 @@ class _PostgresTx:
 
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         log.debug("SQL %s %r", query, params)
-        return self._conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+        return self._conn.execute(query, params).fetchall()
 
     def _exec(self, query: str, params: Sequence[Any] = ()) -> None:
         log.debug("SQL %s %r", query, params)
-        self._conn.execute(query, params)  # type: ignore[arg-type]
+        self._conn.execute(query, params)
 
     def _slots(self, query: str, params: Sequence[Any] = ()) -> list[Slot]:
         return [_slot(r) for r in self._rows(query, params)]
 
-    def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+    def add_content(
+        self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None
+    ) -> int:
         digest = content_hash(tenant, raw_log, file_context, tool_payload)
         # Insert first, as the SQLite store does: a duplicate uses up an id in both stores, so ids stay equal.
         rows = self._rows(
@@ -297,9 +343,9 @@ class _PostgresTx:
     def insert_slot(self, slot: NewSlot) -> Slot:
         k = slot.key
         [(new_id,)] = self._rows(
-            """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
-                   scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
-                   fingerprint_version, lessons)
+            """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order,
+                   temporal_state, origin, scope, content_id, learning_summary, constraint_type, evidence,
+                   fingerprint, fingerprint_keys, fingerprint_version, lessons)
                VALUES (%s, %s, %s, %s, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
                                         WHERE tenant = %s AND project = %s AND session_id = %s),
                        %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
@@ -316,7 +362,9 @@ class _PostgresTx:
                 slot.constraint_type.value if slot.constraint_type else None,
                 slot.evidence,
                 slot.fingerprint,
-                json.dumps(list(slot.fingerprint_keys), ensure_ascii=False) if slot.fingerprint_keys else None,
+                json.dumps(list(slot.fingerprint_keys), ensure_ascii=False)
+                if slot.fingerprint_keys
+                else None,
                 slot.fingerprint_version,
                 json.dumps(list(slot.lessons), ensure_ascii=False) if slot.lessons else None,
             ),
@@ -346,8 +394,10 @@ class _PostgresTx:
 
     def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
         return self._slots(
-            _SELECT + " WHERE t.id IN (SELECT constraint_id FROM constraint_keys WHERE key = ANY(%s::text[])) AND"
-            + _VISIBLE + "ORDER BY t.id",
+            _SELECT
+            + " WHERE t.id IN (SELECT constraint_id FROM constraint_keys WHERE key = ANY(%s::text[])) AND"
+            + _VISIBLE
+            + "ORDER BY t.id",
             (list(fingerprint_keys), *_visible(key)),
         )
 
@@ -380,7 +430,8 @@ class _PostgresTx:
         if not updates:
             return
         self._exec(
-            """UPDATE agent_timeline t SET fingerprint = u.fp, fingerprint_keys = u.keys, fingerprint_version = u.v
+            """UPDATE agent_timeline t
+               SET fingerprint = u.fp, fingerprint_keys = u.keys, fingerprint_version = u.v
                FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::integer[]) AS u(id, fp, keys, v)
                WHERE t.id = u.id""",
             (
@@ -402,7 +453,8 @@ class _PostgresTx:
 
     def sources(self, constraint_id: int, relation: str) -> list[int]:
         rows = self._rows(
-            "SELECT source_id FROM constraint_links WHERE constraint_id = %s AND relation = %s ORDER BY source_id",
+            "SELECT source_id FROM constraint_links WHERE constraint_id = %s AND relation = %s "
+            "ORDER BY source_id",
             (constraint_id, relation),
         )
         return [r[0] for r in rows]
@@ -429,7 +481,9 @@ class _PostgresTx:
         rows = self._rows(
             """SELECT t.temporal_state, COUNT(*), COALESCE(SUM(length(c.raw_log)), 0)
                FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
-               WHERE""" + _SESSION + "GROUP BY t.temporal_state",
+               WHERE"""
+            + _SESSION
+            + "GROUP BY t.temporal_state",
             _key(key),
         )
         return {TemporalState(state): (int(count), int(chars)) for state, count, chars in rows}
@@ -440,18 +494,23 @@ class _PostgresTx:
         doomed = self._rows(
             f"""SELECT id, content_id FROM (
                     SELECT t.id, t.content_id, t.created_at, row_number() OVER (
-                        PARTITION BY t.tenant, t.project, t.session_id ORDER BY t.sequence_order DESC) AS newest
+                        PARTITION BY t.tenant, t.project, t.session_id
+                        ORDER BY t.sequence_order DESC) AS newest
                     FROM agent_timeline t WHERE t.temporal_state = 'PAST'{where}) AS past
                 WHERE newest > %s OR created_at < to_char(
-                    statement_timestamp() AT TIME ZONE 'UTC' - make_interval(days => %s), 'YYYY-MM-DD HH24:MI:SS')""",
+                    statement_timestamp() AT TIME ZONE 'UTC' - make_interval(days => %s),
+                    'YYYY-MM-DD HH24:MI:SS')""",
             (*params, keep_past, max_age_days),
         )
         contents = 0
         if doomed:
             ids = [row[0] for row in doomed]
-            self._exec("UPDATE agent_timeline SET retired_by = NULL WHERE retired_by = ANY(%s::bigint[])", (ids,))
             self._exec(
-                "DELETE FROM constraint_links WHERE constraint_id = ANY(%s::bigint[]) OR source_id = ANY(%s::bigint[])",
+                "UPDATE agent_timeline SET retired_by = NULL WHERE retired_by = ANY(%s::bigint[])", (ids,)
+            )
+            self._exec(
+                "DELETE FROM constraint_links "
+                "WHERE constraint_id = ANY(%s::bigint[]) OR source_id = ANY(%s::bigint[])",
                 (ids, ids),
             )
             self._exec("DELETE FROM constraint_keys WHERE constraint_id = ANY(%s::bigint[])", (ids,))
@@ -464,7 +523,8 @@ class _PostgresTx:
             )
         if key is None:  # a full pass also sweeps content orphaned by anything else
             contents += self._count(
-                "DELETE FROM memory_contents c WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
+                "DELETE FROM memory_contents c "
+                "WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
             )
         return len(doomed), contents
 
@@ -484,17 +544,18 @@ class _PostgresTx:
                 ORDER BY c.id""",
             filters,
         ):
-            yield dict(zip(("tenant", "hash", "raw_log", "file_context", "tool_payload"), row), type="content")
+            yield dict(zip(_CONTENT_FIELDS, row, strict=True), type="content")
         for row in self._rows(
             f"""SELECT t.uid, t.tenant, t.project, t.session_id, t.sequence_order, t.temporal_state, t.origin,
-                       t.scope, c.content_hash, t.learning_summary, t.constraint_type, t.created_at, t.evidence,
+                       t.scope, c.content_hash, t.learning_summary, t.constraint_type, t.created_at,
+                       t.evidence,
                        t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason, t.lessons,
                        t.fire_count, t.last_fired_at
                 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
                 WHERE t.id IN {chosen} ORDER BY t.id""",
             filters,
         ):
-            record = dict(zip(_SLOT_FIELDS, row), type="slot")
+            record = dict(zip(_SLOT_FIELDS, row, strict=True), type="slot")
             record["fingerprint_keys"] = json.loads(record["fingerprint_keys"] or "[]")
             record["lessons"] = json.loads(record["lessons"] or "[]")
             yield record
@@ -521,66 +582,108 @@ class _PostgresTx:
     def load(self, record: dict[str, Any]) -> bool:
         kind = record.get("type")
         if kind == "content":
-            digest = content_hash(record["tenant"], record["raw_log"], record.get("file_context"),
-                                  record.get("tool_payload"))
+            digest = content_hash(
+                record["tenant"], record["raw_log"], record.get("file_context"), record.get("tool_payload")
+            )
             if digest != record.get("hash"):
                 raise ValueError(f"content hash mismatch for {record.get('hash')!r}: the record was altered")
-            return self._count(
-                "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING",
-                (record["raw_log"], record.get("file_context"), record.get("tool_payload"), digest),
-            ) == 1
+            return (
+                self._count(
+                    "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (content_hash) DO NOTHING",
+                    (record["raw_log"], record.get("file_context"), record.get("tool_payload"), digest),
+                )
+                == 1
+            )
         if kind == "slot":
             if self._id_of(record["uid"]) is not None:
                 return False
             content_id = None
             if record.get("content_hash"):
-                found = self._rows("SELECT id FROM memory_contents WHERE content_hash = %s", (record["content_hash"],))
+                found = self._rows(
+                    "SELECT id FROM memory_contents WHERE content_hash = %s", (record["content_hash"],)
+                )
                 if not found:
-                    raise ValueError(f"slot {record['uid']} names content {record['content_hash']} not loaded before it")
+                    raise ValueError(
+                        f"slot {record['uid']} names content {record['content_hash']} not loaded before it"
+                    )
                 content_id = found[0][0]
             session = (record["tenant"], record["project"], record["session_id"])
             # Keep the exported sequence number unless the session already uses it; then append.
             self._exec(
-                """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
-                       scope, content_id, learning_summary, constraint_type, created_at, evidence, fingerprint,
-                       fingerprint_keys, fingerprint_version, retired_reason, lessons, fire_count, last_fired_at)
+                """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order,
+                       temporal_state, origin, scope, content_id, learning_summary, constraint_type,
+                       created_at, evidence, fingerprint, fingerprint_keys, fingerprint_version,
+                       retired_reason, lessons, fire_count, last_fired_at)
                    VALUES (%s, %s, %s, %s, CASE WHEN EXISTS (
-                               SELECT 1 FROM agent_timeline WHERE tenant = %s AND project = %s AND session_id = %s
+                               SELECT 1 FROM agent_timeline
+                               WHERE tenant = %s AND project = %s AND session_id = %s
                                    AND sequence_order = %s)
                            THEN (SELECT MAX(sequence_order) + 1 FROM agent_timeline
                                  WHERE tenant = %s AND project = %s AND session_id = %s)
                            ELSE %s END,
                            %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                (record["uid"], *session, *session, record["sequence_order"], *session, record["sequence_order"],
-                 record["temporal_state"], record["origin"], record.get("scope"),
-                 content_id, record.get("learning_summary"), record.get("constraint_type"), record["created_at"],
-                 record.get("evidence"), record.get("fingerprint"),
-                 json.dumps(record["fingerprint_keys"], ensure_ascii=False) if record.get("fingerprint_keys") else None,
-                 record.get("fingerprint_version"), record.get("retired_reason"),
-                 json.dumps(record["lessons"], ensure_ascii=False) if record.get("lessons") else None,
-                 record.get("fire_count", 0), record.get("last_fired_at")),
+                (
+                    record["uid"],
+                    *session,
+                    *session,
+                    record["sequence_order"],
+                    *session,
+                    record["sequence_order"],
+                    record["temporal_state"],
+                    record["origin"],
+                    record.get("scope"),
+                    content_id,
+                    record.get("learning_summary"),
+                    record.get("constraint_type"),
+                    record["created_at"],
+                    record.get("evidence"),
+                    record.get("fingerprint"),
+                    json.dumps(record["fingerprint_keys"], ensure_ascii=False)
+                    if record.get("fingerprint_keys")
+                    else None,
+                    record.get("fingerprint_version"),
+                    record.get("retired_reason"),
+                    json.dumps(record["lessons"], ensure_ascii=False) if record.get("lessons") else None,
+                    record.get("fire_count", 0),
+                    record.get("last_fired_at"),
+                ),
             )
             return True
         if kind == "retired_by":
             slot, by = self._id_of(record["uid"]), self._id_of(record["by"])
-            return slot is not None and by is not None and self._count(
-                "UPDATE agent_timeline SET retired_by = %s WHERE id = %s AND retired_by IS DISTINCT FROM %s",
-                (by, slot, by),
-            ) == 1
+            return (
+                slot is not None
+                and by is not None
+                and self._count(
+                    "UPDATE agent_timeline SET retired_by = %s "
+                    "WHERE id = %s AND retired_by IS DISTINCT FROM %s",
+                    (by, slot, by),
+                )
+                == 1
+            )
         if kind == "link":
             constraint, source = self._id_of(record["constraint"]), self._id_of(record["source"])
-            return constraint is not None and source is not None and self._count(
-                "INSERT INTO constraint_links (constraint_id, source_id, relation) VALUES (%s, %s, %s) "
-                "ON CONFLICT DO NOTHING",
-                (constraint, source, record["relation"]),
-            ) == 1
+            return (
+                constraint is not None
+                and source is not None
+                and self._count(
+                    "INSERT INTO constraint_links (constraint_id, source_id, relation) VALUES (%s, %s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    (constraint, source, record["relation"]),
+                )
+                == 1
+            )
         if kind == "key":
             constraint = self._id_of(record["constraint"])
-            return constraint is not None and self._count(
-                "INSERT INTO constraint_keys (key, constraint_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                (record["key"], constraint),
-            ) == 1
+            return (
+                constraint is not None
+                and self._count(
+                    "INSERT INTO constraint_keys (key, constraint_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    (record["key"], constraint),
+                )
+                == 1
+            )
         raise ValueError(f"unknown export record type {kind!r}")
 
     def _id_of(self, uid: str) -> int | None:
@@ -589,4 +692,4 @@ class _PostgresTx:
 
     def _count(self, query: str, params: Sequence[Any] = ()) -> int:
         log.debug("SQL %s %r", query, params)
-        return self._conn.execute(query, params).rowcount  # type: ignore[arg-type]
+        return self._conn.execute(query, params).rowcount

@@ -43,14 +43,25 @@ MIGRATION_LOCK = advisory_key("migrate")
 # Python's str.casefold() is what the SQLite store searches with; PostgreSQL 15 has no casefold(), so
 # vlk_fold() is lower() under the ICU root collation (full Unicode mappings: 'İ' -> 'i̇', whatever the
 # database's LC_CTYPE), then the one-to-one foldings lower() does not do, then ß and the Latin ligatures.
-_FOLD_PAIRS = "µμ ſs \u0345ι ςσ ϐβ ϑθ ϕφ ϖπ ϰκ ϱρ ϵε ẛṡ ιι ᲀв ᲁд ᲂо ᲃс ᲄт ᲅт ᲆъ ᲇѣ ᲈꙋ".split()
+# fmt: off
+_FOLD_PAIRS = ["µμ", "ſs", "\u0345ι", "ςσ", "ϐβ", "ϑθ", "ϕφ", "ϖπ", "ϰκ", "ϱρ", "ϵε", "ẛṡ", "ιι",
+               "ᲀв", "ᲁд", "ᲂо", "ᲃс", "ᲄт", "ᲅт", "ᲆъ", "ᲇѣ", "ᲈꙋ"]
+# fmt: on
 # Cherokee: casefold maps the small letters to the capital ones (the reverse of lower()).
 _FOLD_PAIRS += [chr(0xAB70 + i) + chr(0x13A0 + i) for i in range(80)]
 _FOLD_PAIRS += [chr(0x13F8 + i) + chr(0x13F0 + i) for i in range(6)]
 FOLD_FROM = "".join(pair[0] for pair in _FOLD_PAIRS)
 FOLD_TO = "".join(pair[1] for pair in _FOLD_PAIRS)
-FOLD_EXPANSIONS = (("ß", "ss"), ("ﬀ", "ff"), ("ﬁ", "fi"), ("ﬂ", "fl"), ("ﬃ", "ffi"), ("ﬄ", "ffl"),
-                   ("ﬅ", "st"), ("ﬆ", "st"))
+FOLD_EXPANSIONS = (
+    ("ß", "ss"),
+    ("ﬀ", "ff"),
+    ("ﬁ", "fi"),
+    ("ﬂ", "fl"),
+    ("ﬃ", "ffi"),
+    ("ﬄ", "ffl"),
+    ("ﬅ", "st"),
+    ("ﬆ", "st"),
+)
 
 
 @migration
@@ -75,7 +86,8 @@ def m001_timeline(conn: Connection[tuple[object, ...]]) -> None:
             sequence_order bigint NOT NULL,
             temporal_state text NOT NULL CHECK (temporal_state IN ('PRESENT','PAST','FUTURE')),
             learning_summary text,
-            constraint_type text CHECK (constraint_type IS NULL OR constraint_type IN ('DERIVED','PROSPECTIVE')),
+            constraint_type text CHECK (constraint_type IS NULL OR
+                constraint_type IN ('DERIVED','PROSPECTIVE')),
             created_at text NOT NULL DEFAULT {NOW_SECONDS},
             origin text NOT NULL CHECK (origin IN ('record','lesson','anchor','consolidated')),
             scope text CHECK (scope IS NULL OR scope IN ('session','project','global')),
@@ -96,9 +108,12 @@ def m001_timeline(conn: Connection[tuple[object, ...]]) -> None:
         "ON agent_timeline (tenant, project, session_id, temporal_state, sequence_order)"
     )
     conn.execute(
-        "CREATE INDEX idx_timeline_fingerprint ON agent_timeline (tenant, project, session_id, temporal_state, fingerprint)"
+        "CREATE INDEX idx_timeline_fingerprint "
+        "ON agent_timeline (tenant, project, session_id, temporal_state, fingerprint)"
     )
-    conn.execute("CREATE INDEX idx_timeline_shared ON agent_timeline (tenant, temporal_state, scope, project)")
+    conn.execute(
+        "CREATE INDEX idx_timeline_shared ON agent_timeline (tenant, temporal_state, scope, project)"
+    )
     conn.execute(
         """CREATE TABLE constraint_links (
             constraint_id bigint NOT NULL REFERENCES agent_timeline(id),
@@ -152,7 +167,8 @@ def _version(conn: Connection[tuple[object, ...]]) -> int:
 def _refuse_newer(version: int) -> None:
     if version > SCHEMA_VERSION:
         raise StoreError(
-            f"database schema version {version} is newer than this vlk-memact ({SCHEMA_VERSION}); upgrade vlk-memact"
+            f"database schema version {version} is newer than this vlk-memact ({SCHEMA_VERSION}); "
+            "upgrade vlk-memact"
         )
 
 

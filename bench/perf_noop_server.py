@@ -1,0 +1,34 @@
+"""The protocol floor for bench/perf.py: one no-op tool served over stdio by the same SDK as vlk-memact.
+
+    python bench/perf_noop_server.py
+
+`MCPServer` with the same options the vlk server uses (subscriptions off, a version, instructions), a
+sync `def` tool (so it takes the same worker-thread path as the vlk tools) returning a short string.
+"""
+
+from __future__ import annotations
+
+from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer(
+    "perf-noop",
+    version="0.0.0",
+    instructions="A no-op tool: the round-trip floor of the MCP SDK over stdio.",
+    subscriptions=False,
+    log_level="WARNING",
+)
+
+
+@server.tool(
+    title="No-op",
+    annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False),
+)
+def noop() -> str:
+    """Do nothing and return 'ok'."""
+    return "ok"
+
+
+if __name__ == "__main__":
+    server.run()
