@@ -260,3 +260,12 @@ def test_the_replay_benchmark_runs(tmp_path: Path) -> None:
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| swe-agent |" in done.stdout and (root / "bench" / "results" / "replay-quick.json").exists()
+
+
+def test_a_repeated_error_below_the_threshold_is_shown_once(project_a: Memory) -> None:
+    first = project_a.record_state(raw_log=PANIC.format(tid=1, line=10), session_id="s").timeline_id
+    second = project_a.record_state(raw_log=PANIC.format(tid=2, line=12), session_id="s").timeline_id
+    context = project_a.fetch_context(session_id="s")
+    assert context.text.count("[ACTIVE PRESENT STATE]") == 1
+    assert f"[id:{second}] [ACTIVE PRESENT STATE] (the same error also as #{first})" in context.text
+    assert context.present_ids == [first, second] and not context.loops

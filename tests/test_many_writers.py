@@ -38,7 +38,7 @@ SHARED = "shared"
 FETCH_EVERY = 25  # records between two unsynchronised fetches of the shared context
 BARRIER_EVERY = 125  # records between two moments where every process fetches the shared context at once
 
-# Errors that loop: every process records each shared one once into the shared session (8 repeats
+# Errors that loop: every writer records each shared one once into the shared session (9 repeats
 # across processes), and each private one three times into its own session (same text in every
 # private session, so project-scoped anchors of different sessions supersede one another).
 SHARED_LOOPS = [f"RuntimeError: shared step {words_for(i, 2)} exhausted its retries" for i in range(10)]

@@ -77,9 +77,25 @@ def constraint_lines(constraint: Slot, session_id: str | None = None) -> str:
     return line
 
 
-def present_lines(slot: Slot) -> str:
+def present_lines(slot: Slot, also: Sequence[int] = ()) -> str:
     where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
-    return f"[id:{slot.id}] {PRESENT_TAG} {where} | Log: {quoted_block(slot.raw_log or '')}\n"
+    same = f"(the same error also as {', '.join(f'#{i}' for i in also)}) " if also else ""
+    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(slot.raw_log or '')}\n"
+
+
+def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
+    """Newest slot of each fingerprint -> the older PRESENT slots of the same error, shown once."""
+    newest: dict[str, Slot] = {}
+    for slot in sorted(present, key=lambda s: s.sequence_order):
+        if slot.fingerprint:
+            newest[slot.fingerprint] = slot
+    folded: dict[int, list[int]] = {s.id: [] for s in present}
+    for slot in present:
+        head = newest.get(slot.fingerprint or "")
+        if head is not None and head.id != slot.id:
+            folded.pop(slot.id)
+            folded[head.id].append(slot.id)
+    return folded
 
 
 def conflict_block(conflicts: Sequence[Conflict]) -> str:
@@ -172,21 +188,26 @@ def render_context(
         else:
             omitted_c.append(constraint.id)
 
+    # A repeated error is shown once, newest copy, naming the older copies (the loop detector archives
+    # it when it reaches the threshold).
+    folded = fold_repeats(present)
     chosen: dict[int, str] = {}
     omitted_p = []
-    for slot in sorted(present, key=lambda s: s.sequence_order, reverse=True):
-        part = present_lines(slot)
+    for slot in sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True):
+        also = folded[slot.id]
+        part = present_lines(slot, also)
         cost = estimate_tokens(part)
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            frame = estimate_tokens(present_lines(replace(slot, raw_log=""))) + 1
-            part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", left - frame)))
+            frame = estimate_tokens(present_lines(replace(slot, raw_log=""), also)) + 1
+            part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", left - frame)), also)
             cost = estimate_tokens(part)
         if cost <= left:
             chosen[slot.id] = part
             left -= cost
         else:
-            omitted_p.append(slot.id)
+            omitted_p += [slot.id, *also]
     shown_p = [s.id for s in present if s.id in chosen]
+    listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
 
     body = "".join(shown_constraints) + "".join(chosen[i] for i in shown_p)
     nothing_active = not (body or omitted_c or omitted_p)
@@ -194,7 +215,7 @@ def render_context(
     if omitted_c or omitted_p:
         text += OMISSION_LINE.format(max_tokens=max_tokens, present=len(omitted_p), constraints=len(omitted_c))
     text += "\n" + pipeline
-    return RenderedContext(text, shown_c, shown_p, omitted_c, sorted(omitted_p))
+    return RenderedContext(text, shown_c, listed_p, omitted_c, sorted(omitted_p))
 
 
 def record_text(result: RecordResult) -> str:

@@ -245,8 +245,8 @@ def build_server(root: Memory) -> MCPServer:
         if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
             return await call_next(ctx)
         name = ctx.params.get("name")
-        if name not in tool_names:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Available: {', '.join(sorted(tool_names))}")
+        if not isinstance(name, str) or name not in tool_names:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {str(name)[:100]}. Available: {', '.join(sorted(tool_names))}")
         result = await call_next(ctx)
         if isinstance(result, dict) and result.get("isError") and result.get("content"):
             first = result["content"][0]
