@@ -42,14 +42,7 @@ MAINTENANCE_SCANS = {
 
 # Statements known to narrow agent_timeline by (tenant, temporal_state) only (test_no_weak_search_of_the_timeline
 # is an expected failure until they are fixed): pattern on the flattened SQL -> what reads too much.
-KNOWN_WEAK: dict[str, str] = {
-    r"t\.temporal_state = 'FUTURE' AND \( t\.scope = 'global' OR": "the visible-constraints filter (_VISIBLE): "
-    "visible_constraints (fetch_context, summarize, revoke) and constraints_matching (every record_state) read "
-    "every FUTURE slot of the tenant",
-    r"^UPDATE agent_timeline SET temporal_state = 'PAST', retired_reason = .* WHERE tenant = .* AND temporal_state = "
-    r".* AND id IN \(SELECT value FROM json_each": "retire(): the planner prefers (tenant, temporal_state) to the id "
-    "list, so archiving 3 slots reads every PRESENT (or FUTURE) slot of the tenant",
-}
+KNOWN_WEAK: dict[str, str] = {}  # statements allowed to narrow by (tenant, temporal_state) only: none
 
 ERROR_A = (
     "Traceback (most recent call last):\n"
@@ -212,13 +205,6 @@ def _weak(plans: dict[str, list[tuple[str, list[str]]]]) -> list[tuple[str, list
     return [(sql, plan) for sql, plan in plans["calls"] if _weak_searches(sql, plan)]
 
 
-@pytest.mark.xfail(
-    reason="known weak statements (KNOWN_WEAK). Fixes: distribute the OR of _VISIBLE (one branch per scope, each "
-    "with tenant and temporal_state: a MULTI-INDEX OR); in constraints_matching drive from the visible constraints "
-    "with EXISTS on constraint_keys; in retire() write `+tenant = ? AND +temporal_state = ?` so the id list drives. "
-    "Remove this marker with those fixes.",
-    strict=True,
-)
 def test_no_weak_search_of_the_timeline(plans: dict[str, list[tuple[str, list[str]]]]) -> None:
     offenders = [f"{_short(sql)}\n    plan: {plan}" for sql, plan in _weak(plans)]
     assert not offenders, "statements narrow agent_timeline by (tenant, temporal_state) only:\n" + "\n".join(offenders)

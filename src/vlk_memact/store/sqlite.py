@@ -40,18 +40,21 @@ _SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.or
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
-# What a session sees: its own constraints, its project's, and the tenant's global ones.
-_VISIBLE = """ t.tenant = ? AND t.temporal_state = 'FUTURE' AND (
-    t.scope = 'global' OR (t.scope = 'project' AND t.project = ?)
-    OR ((t.scope = 'session' OR t.scope IS NULL) AND t.project = ? AND t.session_id = ?)) """
+# What a session sees: its own constraints, its project's, and the tenant's global ones. One branch per
+# scope, each with a full index prefix, so SQLite answers it with a multi-index OR instead of reading
+# every FUTURE row of the tenant.
+_VISIBLE = """ ((t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'global')
+    OR (t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'project' AND t.project = ?)
+    OR (t.tenant = ? AND t.project = ? AND t.session_id = ? AND t.temporal_state = 'FUTURE'
+        AND t.scope = 'session')) """
 
 
 def _key(key: SessionKey) -> tuple[str, str, str]:
     return (key.tenant, key.project, key.session)
 
 
-def _visible(key: SessionKey) -> tuple[str, str, str, str]:
-    return (key.tenant, key.project, key.project, key.session)
+def _visible(key: SessionKey) -> tuple[str, ...]:
+    return (key.tenant, key.tenant, key.project, key.tenant, key.project, key.session)
 
 
 def default_path() -> Path:
@@ -281,9 +284,11 @@ class _SqliteTx:
         return [_slot(r) for r in rows]
 
     def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
+        # CROSS JOIN makes the key index drive: a handful of constraints share a key, thousands may be visible.
         rows = self._conn.execute(
-            _SELECT + " WHERE t.id IN (SELECT constraint_id FROM constraint_keys WHERE key IN "
-            "(SELECT value FROM json_each(?))) AND" + _VISIBLE + "ORDER BY t.id",
+            _SELECT.replace("FROM agent_timeline t", "FROM (SELECT DISTINCT constraint_id FROM constraint_keys "
+                            "WHERE key IN (SELECT value FROM json_each(?))) k CROSS JOIN agent_timeline t")
+            + " WHERE t.id = k.constraint_id AND" + _VISIBLE + "ORDER BY t.id",
             (json.dumps(list(fingerprint_keys)), *_visible(key)),
         )
         return [_slot(r) for r in rows]
@@ -308,7 +313,8 @@ class _SqliteTx:
     ) -> list[int]:
         rows = self._conn.execute(
             "UPDATE agent_timeline SET temporal_state = 'PAST', retired_reason = ?, retired_by = ? "
-            "WHERE tenant = ? AND temporal_state = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id",
+            # `+column` keeps those columns off the index so the id list drives the update.
+            "WHERE +tenant = ? AND +temporal_state = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id",
             (reason.value, by, tenant, from_state.value, json.dumps(list(ids))),
         ).fetchall()
         return sorted(r[0] for r in rows)
