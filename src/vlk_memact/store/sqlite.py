@@ -46,7 +46,7 @@ _SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
 _VISIBLE = """ ((t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'global')
     OR (t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'project' AND t.project = ?)
     OR (t.tenant = ? AND t.project = ? AND t.session_id = ? AND t.temporal_state = 'FUTURE'
-        AND t.scope = 'session')) """
+        AND (t.scope = 'session' OR t.scope IS NULL))) """
 
 
 def _key(key: SessionKey) -> tuple[str, str, str]:
