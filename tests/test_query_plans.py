@@ -20,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -40,9 +41,9 @@ MAINTENANCE_SCANS = {
     "content row once (each probe of agent_timeline is on idx_timeline_content)",
 }
 
-# Statements known to narrow agent_timeline by (tenant, temporal_state) only (test_no_weak_search_of_the_timeline
-# is an expected failure until they are fixed): pattern on the flattened SQL -> what reads too much.
-KNOWN_WEAK: dict[str, str] = {}  # statements allowed to narrow by (tenant, temporal_state) only: none
+# Statements allowed to narrow agent_timeline by (tenant, temporal_state) only: pattern on the flattened SQL ->
+# why. None.
+KNOWN_WEAK: dict[str, str] = {}
 
 ERROR_A = (
     "Traceback (most recent call last):\n"
@@ -173,7 +174,7 @@ def test_workload_covers_the_store(plans: dict[str, list[tuple[str, list[str]]]]
     text = "\n".join(sql for sql, _ in plans["calls"])
     for fragment in (
         "INSERT INTO memory_contents", "SELECT id FROM memory_contents WHERE content_hash",
-        "INSERT INTO agent_timeline", "INSERT OR IGNORE INTO constraint_keys", "FROM constraint_keys WHERE key IN",
+        "INSERT INTO agent_timeline", "INSERT OR IGNORE INTO constraint_keys", "FROM constraint_keys k WHERE k.constraint_id = t.id",
         "UPDATE agent_timeline SET fire_count", "UPDATE agent_timeline SET temporal_state = 'PAST'",
         "UPDATE agent_timeline SET fingerprint", "INSERT OR IGNORE INTO constraint_links",
         "SELECT source_id FROM constraint_links", "ORDER BY t.sequence_order DESC LIMIT", "vlk_fold",
@@ -215,3 +216,69 @@ def test_weak_searches_are_only_the_known_ones(plans: dict[str, list[tuple[str, 
     for sql, plan in _weak(plans):
         flat = re.sub(r"\s+", " ", sql).strip()
         assert any(re.search(p, flat) for p in KNOWN_WEAK), f"{_short(sql)}\n    plan: {plan}"
+
+
+# ---- work that must not grow with what other sessions stored (counted in SQLite VM steps, not time) ----
+
+SHARED_ERROR = 'Traceback (most recent call last):\n  File "/x/app.py", line 3, in handle\nKeyError: \'{i}\''
+
+
+def _file_with_foreign_constraints(path: Path, count: int) -> str:
+    """A file whose other projects hold `count` active constraints learned from the very error recorded below."""
+    from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint
+
+    fp = fingerprint(SHARED_ERROR.format(i=0))
+    with Memory(f"sqlite:///{path}", settings=Settings(log_level="WARNING"), project="here") as memory:
+        memory.record_state(raw_log="warm-up", session_id="s")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for i in range(count):
+        cid = conn.execute(
+            "INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin, scope, "
+            "learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version) VALUES "
+            "(?, 'local', ?, ?, 1, 'FUTURE', 'lesson', ?, 'Check the key first.', 'DERIVED', 'KeyError', ?, ?, ?) "
+            "RETURNING id",
+            (f"u{i}", f"other-{i % 50}", f"s{i}", "project" if i % 2 else "session", fp.key, json.dumps(list(fp.keys)),
+             FINGERPRINT_VERSION),
+        ).fetchone()[0]
+        conn.executemany("INSERT INTO constraint_keys (key, constraint_id) VALUES (?, ?)", [(k, cid) for k in fp.keys])
+    conn.execute("COMMIT")
+    conn.close()
+    return f"sqlite:///{path}"
+
+
+def _vm_steps(url: str, action: str) -> int:
+    """SQLite VM instructions (in units of 100) spent by one engine call on a session of project 'here'."""
+    with Memory(url, settings=Settings(log_level="WARNING"), project="here") as memory:
+        for i in range(3):
+            memory.record_state(raw_log=f"unrelated failure {i}: exit status 2", session_id="s")
+        steps = [0]
+
+        def count() -> int:
+            steps[0] += 1
+            return 0
+
+        conn: sqlite3.Connection = memory.store._conn  # type: ignore[attr-defined]
+        conn.set_progress_handler(count, 100)
+        if action == "record_state":
+            memory.record_state(raw_log=SHARED_ERROR.format(i=7), session_id="s")
+        elif action == "fetch_context":
+            memory.fetch_context(session_id="s")
+        else:
+            memory.summarize_session(session_id="s")
+        conn.set_progress_handler(None, 0)
+    return steps[0]
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        "record_state",
+        "fetch_context",
+        "summarize_session",
+    ],
+)
+def test_work_does_not_grow_with_other_projects(tmp_path: Path, action: str) -> None:
+    small = _vm_steps(_file_with_foreign_constraints(tmp_path / "small.db", 10), action)
+    large = _vm_steps(_file_with_foreign_constraints(tmp_path / "large.db", 3000), action)
+    assert large <= 2 * small + 20, f"{action}: {small} -> {large} hundred VM steps when other projects hold 300x more"

@@ -284,12 +284,12 @@ class _SqliteTx:
         return [_slot(r) for r in rows]
 
     def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
-        # CROSS JOIN makes the key index drive: a handful of constraints share a key, thousands may be visible.
+        # The visible constraints drive (a handful of rows through the multi-index OR); a generic key may be
+        # shared by thousands of constraints in other projects, so the key index only answers EXISTS.
         rows = self._conn.execute(
-            _SELECT.replace("FROM agent_timeline t", "FROM (SELECT DISTINCT constraint_id FROM constraint_keys "
-                            "WHERE key IN (SELECT value FROM json_each(?))) k CROSS JOIN agent_timeline t")
-            + " WHERE t.id = k.constraint_id AND" + _VISIBLE + "ORDER BY t.id",
-            (json.dumps(list(fingerprint_keys)), *_visible(key)),
+            _SELECT + " WHERE" + _VISIBLE + "AND EXISTS (SELECT 1 FROM constraint_keys k WHERE k.constraint_id = t.id "
+            "AND k.key IN (SELECT value FROM json_each(?))) ORDER BY t.id",
+            (*_visible(key), json.dumps(list(fingerprint_keys))),
         )
         return [_slot(r) for r in rows]
 
