@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 from .errors import ConfigError
 

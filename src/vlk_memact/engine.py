@@ -19,7 +19,6 @@ from .consolidate import plan_consolidation
 from .errors import NotFound
 from .fingerprint import FINGERPRINT_VERSION, fingerprint
 from .loops import detect_loops
-from .redact import redact
 from .model import (
     ConflictView,
     ConstraintType,
@@ -33,16 +32,17 @@ from .model import (
     RecallView,
     RecordResult,
     Retired,
-    Scope,
-    SessionKey,
     RevokeResult,
+    Scope,
     SearchResult,
+    SessionKey,
     Slot,
     SlotView,
     SummaryResult,
     TemporalState,
     TimeTravelResult,
 )
+from .redact import redact
 from .render import CHARS_PER_TOKEN, estimate_tokens, lesson_text, render_context
 from .store import Store, Transaction, open_store
 

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ConfigError, StoreError
-from ..model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, Slot, TemporalState
+from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
 
 try:
     import psycopg
@@ -45,6 +45,7 @@ except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
+from .rows import SLOT_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 log = logging.getLogger(__name__)
@@ -63,10 +64,7 @@ _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "tem
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
-_SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
-    t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
-    t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
-    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid
+_SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = %s AND t.project = %s AND t.session_id = %s "
 # What a session sees: its own constraints, its project's, and the tenant's global ones.
@@ -254,63 +252,6 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
         pass  # a broken connection: the pool discards it on putconn
 
 
-def _slot(row: Sequence[Any]) -> Slot:
-    (
-        id_,
-        session,
-        seq,
-        state,
-        origin,
-        created,
-        content_id,
-        raw,
-        ctx,
-        payload,
-        summary,
-        ctype,
-        evidence,
-        fp,
-        fp_keys,
-        fp_version,
-        retired,
-        retired_by,
-        lessons,
-        tenant,
-        project,
-        scope,
-        fires,
-        fired_at,
-        uid,
-    ) = row
-    return Slot(
-        id=id_,
-        session_id=session,
-        sequence_order=seq,
-        temporal_state=TemporalState(state),
-        origin=Origin(origin),
-        created_at=created,
-        content_id=content_id,
-        raw_log=raw,
-        file_context=ctx,
-        tool_payload=payload,
-        learning_summary=summary,
-        constraint_type=ConstraintType(ctype) if ctype else None,
-        evidence=evidence,
-        fingerprint=fp,
-        fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
-        fingerprint_version=fp_version,
-        retired_reason=Retired(retired) if retired else None,
-        retired_by=retired_by,
-        lessons=tuple(json.loads(lessons)) if lessons else (),
-        tenant=tenant,
-        project=project,
-        scope=Scope(scope) if scope else None,
-        fire_count=fires,
-        last_fired_at=fired_at,
-        uid=uid,
-    )
-
-
 class _PostgresTx:
     """The Transaction protocol on an open PostgreSQL transaction."""
 
@@ -326,7 +267,7 @@ class _PostgresTx:
         self._conn.execute(query, params)
 
     def _slots(self, query: str, params: Sequence[Any] = ()) -> list[Slot]:
-        return [_slot(r) for r in self._rows(query, params)]
+        return [slot_from_row(r) for r in self._rows(query, params)]
 
     def add_content(
         self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None

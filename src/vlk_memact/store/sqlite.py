@@ -15,13 +15,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, quote
 
 from ..errors import ConfigError, StoreError
-from ..model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, Slot, TemporalState
+from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
+from .rows import SLOT_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -34,10 +35,7 @@ _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "tem
                 "fingerprint_keys", "fingerprint_version", "retired_reason", "lessons", "fire_count", "last_fired_at")
 _PRUNE_CHUNK = 500
 
-_SELECT = """SELECT t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
-    t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
-    t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
-    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid
+_SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
 # What a session sees: its own constraints, its project's, and the tenant's global ones. One branch per
@@ -182,38 +180,6 @@ class SqliteStore:
             self._conn.close()
 
 
-def _slot(row: sqlite3.Row | tuple) -> Slot:  # type: ignore[type-arg]
-    (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
-     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
-    return Slot(
-        id=id_,
-        session_id=session,
-        sequence_order=seq,
-        temporal_state=TemporalState(state),
-        origin=Origin(origin),
-        created_at=created,
-        content_id=content_id,
-        raw_log=raw,
-        file_context=ctx,
-        tool_payload=payload,
-        learning_summary=summary,
-        constraint_type=ConstraintType(ctype) if ctype else None,
-        evidence=evidence,
-        fingerprint=fp,
-        fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
-        fingerprint_version=fp_version,
-        retired_reason=Retired(retired) if retired else None,
-        retired_by=retired_by,
-        lessons=tuple(json.loads(lessons)) if lessons else (),
-        tenant=tenant,
-        project=project,
-        scope=Scope(scope) if scope else None,
-        fire_count=fires,
-        last_fired_at=fired_at,
-        uid=uid,
-    )
-
-
 class _SqliteTx:
     """The Transaction protocol on an open SQLite transaction."""
 
@@ -263,25 +229,25 @@ class _SqliteTx:
                 "INSERT OR IGNORE INTO constraint_keys (key, constraint_id) VALUES (?, ?)",
                 [(fk, row[0]) for fk in slot.fingerprint_keys],
             )
-        return _slot(self._conn.execute(_SELECT + " WHERE t.id = ?", (row[0],)).fetchone())
+        return slot_from_row(self._conn.execute(_SELECT + " WHERE t.id = ?", (row[0],)).fetchone())
 
     def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         rows = self._conn.execute(
             _SELECT + " WHERE" + _SESSION + "AND t.temporal_state = ? ORDER BY t.sequence_order",
             (*_key(key), state.value),
         )
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         rows = self._conn.execute(
             _SELECT + " WHERE" + _SESSION + "AND t.id IN (SELECT value FROM json_each(?)) ORDER BY t.sequence_order",
             (*_key(key), json.dumps(list(ids))),
         )
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def visible_constraints(self, key: SessionKey) -> list[Slot]:
         rows = self._conn.execute(_SELECT + " WHERE" + _VISIBLE + "ORDER BY t.id", _visible(key))
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def constraints_matching(self, key: SessionKey, fingerprint_keys: Sequence[str]) -> list[Slot]:
         # The visible constraints drive (a handful of rows through the multi-index OR); a generic key may be
@@ -291,7 +257,7 @@ class _SqliteTx:
             "AND k.key IN (SELECT value FROM json_each(?))) ORDER BY t.id",
             (*_visible(key), json.dumps(list(fingerprint_keys))),
         )
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def fire(self, constraint_ids: Sequence[int]) -> None:
         self._conn.execute(
@@ -342,7 +308,7 @@ class _SqliteTx:
         rows = self._conn.execute(
             _SELECT + " WHERE" + _SESSION + "ORDER BY t.sequence_order DESC LIMIT ?", (*_key(key), limit)
         )
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def search(self, key: SessionKey, query: str, limit: int) -> list[Slot]:
         # instr() on case-folded text: literal (no LIKE wildcards) and Unicode-aware (fixes defect 19).
@@ -356,7 +322,7 @@ class _SqliteTx:
                 ORDER BY t.sequence_order DESC LIMIT ?""",
             (*_key(key), _SEPARATOR, _SEPARATOR, _SEPARATOR, query.casefold(), limit),
         )
-        return [_slot(r) for r in rows]
+        return [slot_from_row(r) for r in rows]
 
     def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
         rows = self._conn.execute(
@@ -416,7 +382,7 @@ class _SqliteTx:
                 FROM agent_timeline t JOIN memory_contents c ON c.id = t.content_id
                 WHERE t.id IN {chosen} ORDER BY c.id"""
         ):
-            yield dict(zip(("tenant", "hash", "raw_log", "file_context", "tool_payload"), row), type="content")
+            yield dict(zip(("tenant", "hash", "raw_log", "file_context", "tool_payload"), row, strict=True), type="content")
         for row in self._conn.execute(
             f"""SELECT t.uid, t.tenant, t.project, t.session_id, t.sequence_order, t.temporal_state, t.origin,
                        t.scope, c.content_hash, t.learning_summary, t.constraint_type, t.created_at, t.evidence,
@@ -425,7 +391,7 @@ class _SqliteTx:
                 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
                 WHERE t.id IN {chosen} ORDER BY t.id"""
         ):
-            record = dict(zip(_SLOT_FIELDS, row), type="slot")
+            record = dict(zip(_SLOT_FIELDS, row, strict=True), type="slot")
             record["fingerprint_keys"] = json.loads(record["fingerprint_keys"] or "[]")
             record["lessons"] = json.loads(record["lessons"] or "[]")
             yield record

@@ -1,0 +1,49 @@
+"""The one row shape both stores return for a slot, and its conversion to the model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..model import ConstraintType, Origin, Retired, Scope, Slot, TemporalState
+
+# Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
+# memory_contents c (each backend keeps its own SQL around them).
+SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
+    t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
+    t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
+    t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
+
+
+def slot_from_row(row: Sequence[Any]) -> Slot:
+    """A Slot from a row of SLOT_COLUMNS (JSON lists stored as text are decoded here)."""
+    (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
+     fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
+    return Slot(
+        id=id_,
+        session_id=session,
+        sequence_order=seq,
+        temporal_state=TemporalState(state),
+        origin=Origin(origin),
+        created_at=created,
+        content_id=content_id,
+        raw_log=raw,
+        file_context=ctx,
+        tool_payload=payload,
+        learning_summary=summary,
+        constraint_type=ConstraintType(ctype) if ctype else None,
+        evidence=evidence,
+        fingerprint=fp,
+        fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
+        fingerprint_version=fp_version,
+        retired_reason=Retired(retired) if retired else None,
+        retired_by=retired_by,
+        lessons=tuple(json.loads(lessons)) if lessons else (),
+        tenant=tenant,
+        project=project,
+        scope=Scope(scope) if scope else None,
+        fire_count=fires,
+        last_fired_at=fired_at,
+        uid=uid,
+    )
