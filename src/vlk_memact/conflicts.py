@@ -8,6 +8,7 @@ checked, consolidated ones lesson by lesson.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,7 +63,9 @@ def _asserted(pattern: re.Pattern[str], text: str, blocked: list[tuple[int, int]
     return False
 
 
+@lru_cache(maxsize=4096)
 def directives(lesson: str) -> _Directives:
+    """Which directives a lesson asserts (cached: the same lessons are checked on every fetch)."""
     text = normalise(lesson)
     has_a, has_b = set(), set()
     for index, (pat_a, pat_b, _a, _b, _desc) in enumerate(_COMPILED):

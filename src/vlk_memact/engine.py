@@ -20,6 +20,7 @@ from .errors import NotFound
 from .fingerprint import FINGERPRINT_VERSION, fingerprint
 from .loops import detect_loops
 from .model import (
+    Conflict,
     ConflictView,
     ConstraintType,
     ContextResult,
@@ -300,10 +301,11 @@ class Memory:
             archived = {i for loop in loops for i in loop.archived_ids}
             present = [s for s in present if s.id not in archived]
             constraints = tx.visible_constraints(key)
-            merges = self._consolidate(tx, key, constraints)
+            conflicts = find_conflicts(constraints)
+            merges = self._consolidate(tx, key, constraints, conflicts)
             if merges:
                 constraints = tx.visible_constraints(key)
-            conflicts = find_conflicts(constraints)
+                conflicts = find_conflicts(constraints)
         live_keys = {k for s in present for k in s.fingerprint_keys}
         rendered = render_context(
             key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget
@@ -381,9 +383,11 @@ class Memory:
             )
         return reports
 
-    def _consolidate(self, tx: Transaction, key: SessionKey, constraints: list[Slot]) -> list[MergeReport]:
+    def _consolidate(
+        self, tx: Transaction, key: SessionKey, constraints: list[Slot], conflicts: list[Conflict]
+    ) -> list[MergeReport]:
         # Conflicting constraints stay apart so that the agent can still revoke one of them.
-        keep_apart = {i for c in find_conflicts(constraints) for i in (c.first_id, c.second_id)}
+        keep_apart = {i for c in conflicts for i in (c.first_id, c.second_id)}
         reports = []
         for plan in plan_consolidation(
             constraints, self.settings.consolidate_above, self.settings.consolidated_max_chars, keep_apart

@@ -10,6 +10,7 @@ they appear inside data. Stored text is never changed; only what is shown.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 CONTINUATION = "  │ "
 
@@ -44,11 +45,13 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+@lru_cache(maxsize=1024)
 def quoted_line(text: str, limit: int) -> str:
     """Data shown inline: one line, bounded, neutralized."""
     return neutralize(one_line(text, limit))
 
 
+@lru_cache(maxsize=256)
 def quoted_block(text: str) -> str:
     """Data shown as a block: the first line inline, every further line indented behind a bar."""
     return neutralize(text).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\n" + CONTINUATION)

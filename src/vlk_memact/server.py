@@ -8,6 +8,7 @@ message says what to fix; an unknown tool name is a JSON-RPC invalid-params erro
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -94,6 +95,48 @@ def argument_errors(tool: str, report: str) -> str:
         return report
     return (f"Invalid arguments for {tool}: " + "; ".join(problems) +
             ". Fix these fields (see the tool's inputSchema) and call again.")
+
+
+SLOT_ITEMS = {
+    "type": "object",
+    "description": "A timeline slot: id, content_id, session_id, sequence_order, temporal_state, learning_summary, "
+    "created_at, constraint_type, raw_log, file_context, tool_payload, evidence, origin, fingerprint, "
+    "retired_reason, retired_by, project, scope, fire_count, last_fired_at.",
+}
+
+
+def light_output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The same contract, cheaper for clients to validate on every call.
+
+    Clients validate structuredContent against outputSchema on each result; pydantic's
+    `anyOf: [{type: X}, {type: null}]` becomes `type: [X, "null"]` (same meaning), and listed slots
+    are declared as objects (their fields are described, not re-validated 500 times per call).
+    """
+    if schema is None:
+        return None
+    slots = schema.get("properties", {}).get("slots")
+    if slots is not None:
+        schema["properties"]["slots"] = {"type": "array", "items": SLOT_ITEMS}
+        if "$ref" not in json.dumps(schema):
+            schema.pop("$defs", None)
+    return _collapse_nullable(schema)
+
+
+def _collapse_nullable(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_collapse_nullable(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _collapse_nullable(v) for k, v in node.items()}
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = next(o for o in options if o != {"type": "null"})
+        if isinstance(other.get("type"), str) and "anyOf" not in other and "$ref" not in other:
+            merged = {k: v for k, v in node.items() if k != "anyOf"}
+            merged.update(other)
+            merged["type"] = [other["type"], "null"]
+            return merged
+    return node
 
 
 def _call(action: Callable[[], T]) -> T:
@@ -237,6 +280,8 @@ def build_server(root: Memory) -> MCPServer:
         )
         return _result(render.record_text(result), result)
 
+    for tool in server._tool_manager.list_tools():  # noqa: SLF001
+        tool.fn_metadata.output_schema = light_output_schema(tool.fn_metadata.output_schema)
     tool_names = frozenset(t.name for t in server._tool_manager.list_tools())  # noqa: SLF001
 
     async def guard_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:

@@ -16,6 +16,14 @@ SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.orig
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
 
 
+# Enum construction by value is slow; these lookups are what every row goes through.
+_STATES = {m.value: m for m in TemporalState}
+_ORIGINS = {m.value: m for m in Origin}
+_TYPES = {m.value: m for m in ConstraintType}
+_RETIRED = {m.value: m for m in Retired}
+_SCOPES = {m.value: m for m in Scope}
+
+
 def slot_from_row(row: Sequence[Any]) -> Slot:
     """A Slot from a row of SLOT_COLUMNS (JSON lists stored as text are decoded here)."""
     (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
@@ -24,25 +32,25 @@ def slot_from_row(row: Sequence[Any]) -> Slot:
         id=id_,
         session_id=session,
         sequence_order=seq,
-        temporal_state=TemporalState(state),
-        origin=Origin(origin),
+        temporal_state=_STATES[state],
+        origin=_ORIGINS[origin],
         created_at=created,
         content_id=content_id,
         raw_log=raw,
         file_context=ctx,
         tool_payload=payload,
         learning_summary=summary,
-        constraint_type=ConstraintType(ctype) if ctype else None,
+        constraint_type=_TYPES[ctype] if ctype else None,
         evidence=evidence,
         fingerprint=fp,
         fingerprint_keys=tuple(json.loads(fp_keys)) if fp_keys else (),
         fingerprint_version=fp_version,
-        retired_reason=Retired(retired) if retired else None,
+        retired_reason=_RETIRED[retired] if retired else None,
         retired_by=retired_by,
         lessons=tuple(json.loads(lessons)) if lessons else (),
         tenant=tenant,
         project=project,
-        scope=Scope(scope) if scope else None,
+        scope=_SCOPES[scope] if scope else None,
         fire_count=fires,
         last_fired_at=fired_at,
         uid=uid,
