@@ -278,8 +278,9 @@ def summary_text(result: SummaryResult) -> str:
 
 
 def slots_json(slots: Sequence[SlotView]) -> str:
-    """The prototype's listing format: a pretty JSON array, non-ASCII kept."""
-    return json.dumps([asdict(s) for s in slots], ensure_ascii=False, indent=2)
+    """The prototype's listing: a JSON array of slots, non-ASCII kept (compact: the same data travels
+    again as structuredContent, so indentation would only add bytes)."""
+    return json.dumps([asdict(s) for s in slots], ensure_ascii=False, separators=(",", ":"))
 
 
 def context_summary(result: ContextResult) -> dict[str, object]:
