@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +25,19 @@ _RETIRED = {m.value: m for m in Retired}
 _SCOPES = {m.value: m for m in Scope}
 
 
+@lru_cache(maxsize=512)  # bounded: a row can hold a 64K-character log
+def _decode(row: tuple[Any, ...]) -> Slot:
+    return _build(row)
+
+
 def slot_from_row(row: Sequence[Any]) -> Slot:
-    """A Slot from a row of SLOT_COLUMNS (JSON lists stored as text are decoded here)."""
+    """A Slot from a row of SLOT_COLUMNS. Slots are immutable and wholly defined by their row, so the
+    rows every fetch reads again (the session's PRESENT slots, its constraints) are decoded once."""
+    return _decode(tuple(row))
+
+
+def _build(row: Sequence[Any]) -> Slot:
+    """Decode a row (JSON lists stored as text are parsed here)."""
     (id_, session, seq, state, origin, created, content_id, raw, ctx, payload, summary, ctype, evidence,
      fp, fp_keys, fp_version, retired, retired_by, lessons, tenant, project, scope, fires, fired_at, uid) = row
     return Slot(
