@@ -262,12 +262,12 @@ class ConflictView:
 
 
 @dataclass(frozen=True)
-class ContextResult:
-    """The rendered active context plus what the pipeline did to produce it."""
+class ContextReport:
+    """What the pipeline did and what the context holds (the MCP tool's structuredContent: the text itself
+    travels once, as the text content)."""
 
     session_id: str
     project: str
-    text: str
     tokens: int
     max_tokens: int
     constraint_ids: list[int]
@@ -278,6 +278,13 @@ class ContextResult:
     merges: list[MergeReport]
     conflicts: list[ConflictView]
     tokens_saved: int
+
+
+@dataclass(frozen=True)
+class ContextResult(ContextReport):
+    """The rendered active context plus what the pipeline did to produce it."""
+
+    text: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from . import render
 from .engine import Memory
 from .errors import VlkError
 from .model import (
-    ContextResult,
+    ContextReport,
     HistoryResult,
     RecordResult,
     RevokeResult,
@@ -245,12 +245,13 @@ def build_server(root: Memory) -> MCPServer:
             Field(description="Token budget of the context (default 4000, at least 200); what does not fit is "
                   "counted at the end."),
         ] = None,
-    ) -> Annotated[CallToolResult, ContextResult]:
+    ) -> Annotated[CallToolResult, ContextReport]:
         """The clean active context (FUTURE constraints, then PRESENT slots). Call it before every step.
         It archives errors repeated 3+ times behind a [SYSTEM ANCHOR], merges constraints above 5 and
         flags conflicting directives."""
         result = _call(lambda: memory.fetch_context(session_id=session_id, max_tokens=max_tokens))
-        return _result(result.text, result)
+        return CallToolResult(content=[TextContent(type="text", text=result.text)],
+                              structured_content=render.context_summary(result))
 
     @server.tool(title="Revoke a FUTURE constraint", annotations=ARCHIVES)
     def vlk_revoke_future(
