@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="vlk-memact",
         description="Temporal memory for AI coding agents. With no command: serve MCP over stdio.",
     )
-    parser.add_argument("--database-url", help="overrides DATABASE_URL (sqlite:PATH, sqlite:///ABS, sqlite::memory:)")
+    parser.add_argument("--database-url", help="overrides DATABASE_URL (sqlite:PATH, sqlite:///ABS, sqlite::memory:, "
+                        "postgresql://...)")
     parser.add_argument("--project", help="overrides VLK_PROJECT (default: the git repository of the working directory)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v for DEBUG logs on stderr")
     sub = parser.add_subparsers(dest="command")
