@@ -172,8 +172,9 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
         except OSError as exc:
             raise InvalidInput(f"cannot read {args.file}: {exc.strerror}") from None
         with stream:
-            done = import_memory(memory, stream, progress=progress_in)
-        return f"Imported {done.inserted} new records ({done.skipped} already present) of {done.records}."
+            imported = import_memory(memory, stream, progress=progress_in)
+        return (f"Imported {imported.inserted} new records ({imported.skipped} already present) "
+                f"of {imported.records}.")
     if args.command == "maintenance":
         done = memory.maintenance(vacuum=args.vacuum)
         return (

@@ -259,7 +259,8 @@ class Memory:
     def _within_listing_size(self, slots: list[Slot]) -> list[Slot]:
         """The newest slots whose text fits VLK_MAX_LISTING_CHARS (at least one), so a listing stays well
         under the 10 MiB message cap of common MCP clients."""
-        kept, used = [], 0
+        kept: list[Slot] = []
+        used = 0
         for slot in slots:
             used += sum(len(t or "") for t in (slot.raw_log, slot.file_context, slot.tool_payload,
                                                slot.learning_summary, slot.evidence))

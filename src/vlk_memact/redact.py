@@ -301,9 +301,15 @@ def _secret_looking(value: str) -> bool:
     return _has_digit(value) or not value.isalnum() or any(c.isupper() for c in value[1:])
 
 
+def _match_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """End of a match of a pattern that matches the empty string, so it always matches."""
+    found = pattern.match(text, pos)
+    return pos if found is None else found.end()
+
+
 def _env_value(text: str, start: int) -> tuple[Span | None, int]:
     """The value of a ``KEY=value`` line (unquoted, without an inline comment) and the line's end."""
-    line_end = _LINE_VALUE.match(text, start).end()
+    line_end = _match_end(_LINE_VALUE, text, start)
     value = text[start:line_end].rstrip()
     if value[:1] in ("\"", "'"):
         close = value.find(value[0], 1)
@@ -374,7 +380,7 @@ def _generic(text: str, low: str, out: list[_Found]) -> None:
             a = i
             while a > 0 and i - a < 80 and text[a - 1] in _KEY_CHARS:
                 a -= 1
-            b = _KEY_RUN.match(text, i).end()
+            b = _match_end(_KEY_RUN, text, i)
             nxt = max(b, i + 1)
             if b not in seen and b - a <= 120:
                 seen.add(b)
