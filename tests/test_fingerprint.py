@@ -449,7 +449,7 @@ def test_edge_inputs(text: str) -> None:
 
 
 def test_an_internal_defect_degrades_to_a_text_hash(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = sys.modules[Fingerprint.__module__]
+    module = sys.modules[fingerprint.__module__]
 
     def broken(text: str) -> Fingerprint:
         raise IndexError("a bug")

@@ -8,9 +8,9 @@ checked, consolidated ones lesson by lesson.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .model import Conflict, Origin, Slot
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..model import ConstraintType, Origin, Retired, Scope, Slot, TemporalState
