@@ -58,7 +58,41 @@ def server_env(db_file: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-class RawServer:
+class JsonRpcWriter:
+    """Line-delimited JSON-RPC written to a server process's stdin (shared by the raw-pipe harnesses)."""
+
+    process: subprocess.Popen[bytes]
+    _next_id: int = 0
+
+    def send_line(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data.rstrip(b"\n") + b"\n")
+        self.process.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.send_line(json.dumps(message).encode("ascii"))  # escapes keep lone surrogates sendable
+
+    def fresh_id(self, prefix: str = "req") -> str:
+        self._next_id += 1
+        return f"{prefix}-{self._next_id}"
+
+    def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
+        """Send a request and return its id (a fresh one unless given)."""
+        rid = self.fresh_id() if request_id is None else request_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return rid
+
+    def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+
+class RawServer(JsonRpcWriter):
     """The server as a child process driven line by line over raw stdin/stdout pipes.
 
     A reader thread puts every stdout line (bytes) on a queue, so a read never blocks the test for
@@ -87,33 +121,6 @@ class RawServer:
         self._queue.put(None)  # EOF
 
     # ---- writing ----
-
-    def send_line(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(data.rstrip(b"\n") + b"\n")
-        self.process.stdin.flush()
-
-    def send(self, message: Any) -> None:
-        self.send_line(json.dumps(message, ensure_ascii=False).encode("utf-8"))
-
-    def fresh_id(self, prefix: str = "req") -> str:
-        self._next_id += 1
-        return f"{prefix}-{self._next_id}"
-
-    def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
-        """Send a request and return its id (a fresh one unless given)."""
-        rid = self.fresh_id() if request_id is None else request_id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return rid
-
-    def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
 
     # ---- reading ----
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import IO, Any
 
-from mcp_clients import SERVER_ARGS, SERVER_COMMAND, initialize_params
+from mcp_clients import SERVER_ARGS, SERVER_COMMAND, JsonRpcWriter, initialize_params
 
 
 def id_key(request_id: Any) -> str:
@@ -46,7 +46,7 @@ def is_valid_jsonrpc_output(message: Any) -> bool:
     return True
 
 
-class ServerPipe:
+class ServerPipe(JsonRpcWriter):
     """`python -m vlk_memact` as a child process, driven line by line over stdin/stdout.
 
     A reader thread queues every stdout line; `wait_for` parses them, fails on anything that is not
@@ -65,7 +65,7 @@ class ServerPipe:
         self.lines_read = 0
         self.error_codes: Counter[int] = Counter()  # over every error response, ids repeated or not
         self._queue: queue.Queue[bytes | None] = queue.Queue()
-        self._counter = 0
+        self._next_id = 0
         self._reader = threading.Thread(target=self._read_stdout, name="server-pipe-stdout", daemon=True)
         self._reader.start()
 
@@ -76,32 +76,6 @@ class ServerPipe:
         self._queue.put(None)
 
     # ---- writing ----
-
-    def send_line(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(data + b"\n")
-        self.process.stdin.flush()
-
-    def send(self, message: Any) -> None:
-        self.send_line(json.dumps(message).encode("utf-8"))
-
-    def fresh_id(self, prefix: str = "probe") -> str:
-        self._counter += 1
-        return f"{prefix}-{self._counter}"
-
-    def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
-        rid = self.fresh_id() if request_id is None else request_id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return rid
-
-    def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
 
     def tool_request(self, name: str, arguments: dict[str, Any]) -> str:
         return self.request("tools/call", {"name": name, "arguments": arguments})
