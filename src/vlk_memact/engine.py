@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -337,7 +338,8 @@ class Memory:
         for slot in stale:
             fp = fingerprint(slot.raw_log or "")
             updates.append((slot.id, fp.key, fp.keys, FINGERPRINT_VERSION))
-            fresh[slot.id] = _replace_fingerprint(slot, fp.key, fp.keys)
+            fresh[slot.id] = replace(slot, fingerprint=fp.key, fingerprint_keys=fp.keys,
+                                     fingerprint_version=FINGERPRINT_VERSION)
         tx.update_fingerprints(updates)
         log.info("Re-fingerprinted %d PRESENT slots to algorithm version %d", len(stale), FINGERPRINT_VERSION)
         return [fresh.get(s.id, s) for s in present]
@@ -507,9 +509,3 @@ def _lesson_fingerprint(slots: Sequence[Slot]) -> tuple[str | None, tuple[str, .
         for key in slot.fingerprint_keys or ((slot.fingerprint,) if slot.fingerprint else ()):
             keys.setdefault(key, None)
     return slots[-1].fingerprint, tuple(keys)[:MAX_LESSON_KEYS]
-
-
-def _replace_fingerprint(slot: Slot, key: str, keys: tuple[str, ...]) -> Slot:
-    from dataclasses import replace
-
-    return replace(slot, fingerprint=key, fingerprint_keys=keys, fingerprint_version=FINGERPRINT_VERSION)
