@@ -268,10 +268,9 @@ def build_server(root: Memory) -> MCPServer:
                   "counted at the end."),
         ] = None,
     ) -> Annotated[CallToolResult, ContextView]:
-        """The clean working-memory context; call it before every step. Lessons and constraints learned
-        from failures come first, then the live errors, each tagged [id:N]. It detects loops (an error
-        repeated 3+ times is archived behind a [SYSTEM ANCHOR]), merges constraints above 5 and flags
-        conflicting ones."""
+        """Fetch the clean memory context before every step: each lesson or constraint learned from a
+        failure comes first, then each live error, all tagged [id:N]. It detects a loop (the same error
+        3+ times is archived behind a [SYSTEM ANCHOR]), merges constraints above 5 and flags conflicts."""
         result = _call(lambda: memory.fetch_context(session_id=session_id, max_tokens=max_tokens))
         return _result(result.text, render.context_view(result))
 
