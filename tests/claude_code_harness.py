@@ -102,7 +102,7 @@ class ToolUse:
 
 
 Block = Union[Text, ToolUse]
-Turn = Union[str, Block, Sequence[Union[str, Block]], Callable[["ModelRequest"], Any]]
+Turn = Union[str, Block, Sequence[str | Block], Callable[["ModelRequest"], Any]]
 
 
 def tool_search(*names: str) -> ToolUse:

@@ -8,8 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from claude_code_harness import AGENT_SDK_TYPES, PINNED_VERSION, ScriptedModel, ToolUse, require_claude_code, run_claude
+from claude_code_harness import (
+    AGENT_SDK_TYPES,
+    PINNED_VERSION,
+    ScriptedModel,
+    ToolUse,
+    require_claude_code,
+    run_claude,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

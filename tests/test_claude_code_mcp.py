@@ -8,15 +8,22 @@ what the model really receives.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_code_harness import (
+    ModelRequest,
+    ScriptedModel,
+    ToolResult,
+    ToolUse,
+    require_claude_code,
+    run_claude,
+    tool_search,
+)
 
-from claude_code_harness import ModelRequest, ScriptedModel, ToolResult, ToolUse, require_claude_code, run_claude, tool_search
 from vlk_memact.render import estimate_tokens, structured_json
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
