@@ -64,7 +64,8 @@ def hook_texts(request: ModelRequest) -> list[str]:
 
 
 def env_for(db: Path, **extra: str) -> dict[str, str]:
-    return {"DATABASE_URL": f"sqlite:///{db}", **extra}
+    # The warm hook server a run starts (hosts/warm.py) goes away soon after the test.
+    return {"DATABASE_URL": f"sqlite:///{db}", "VLK_HOOK_SERVER_IDLE_SECONDS": "10", **extra}
 
 
 def fail_call(n: int) -> ToolUse:
@@ -158,7 +159,8 @@ def test_a_broken_database_url_never_breaks_the_session_and_the_hook_log_says_wh
     project = make_project(setup["root"], "app")
     install_into(project, home)
     calls = [fail_call(n) for n in range(4)]
-    broken = {"DATABASE_URL": f"sqlite:///{setup['root']}/no/such/dir/vlk.db?mode=ro"}
+    broken = env_for(setup["root"] / "no" / "such" / "dir" / "vlk.db")
+    broken["DATABASE_URL"] += "?mode=ro"
     with ScriptedModel([*calls, "Done anyway."]) as model:
         run = run_claude("Run the tests.", cwd=project, model=model, env=broken, home=home)
     assert run.returncode == 0 and run.result == "Done anyway.", run.describe()  # (e)
