@@ -127,6 +127,8 @@ class Events:
 
 KINDS = ["SessionStart (new session)", "SessionStart (compact)", "UserPromptSubmit", "PreToolUse (no history)",
          "PreToolUse (denied)", "PostToolUse (Read)", "PostToolUse (Bash)", "PostToolUseFailure"]
+COLD = " [in process]"  # VLK_HOOK_SERVER=0: every hook imports and opens everything itself
+COLD_KINDS = ["SessionStart (new session)", "PreToolUse (no history)", "PostToolUseFailure"]
 TARGET_OF = {"PostToolUseFailure": "PostToolUseFailure", "PreToolUse (no history)": "PreToolUse",
              "PreToolUse (denied)": "PreToolUse", "SessionStart (new session)": "SessionStart",
              "SessionStart (compact)": "SessionStart"}
@@ -135,7 +137,7 @@ TARGET_OF = {"PostToolUseFailure": "PostToolUseFailure", "PreToolUse (no history
 def child_env(db: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"DATABASE_URL": f"sqlite:///{db}", "VLK_PROJECT": PROJECT, "VLK_LOG_LEVEL": "WARNING",
-                "HOME": str(db.parent / "home")})
+                "HOME": str(db.parent / "home"), "VLK_HOOK_SERVER_IDLE_SECONDS": "30"})
     return env
 
 
@@ -166,11 +168,13 @@ def bench_latency(size: int, dbs: perf.Databases, runs: int, work: Path, seed: i
     db = dbs.copy(size, "hooks")
     host_calls = add_host_calls(db)
     env = child_env(db)
+    cold_env = {**env, "VLK_HOOK_SERVER": "0"}
     (db.parent / "home").mkdir(exist_ok=True)
     prepare_loop(db, env)
     events = Events(dbs.pool, seed)
-    samples: dict[str, list[float]] = {k: [] for k in ["floor: python -c pass", "no-op hook", *KINDS]}
-    answered: dict[str, int] = {k: 0 for k in KINDS}
+    all_kinds = [*KINDS, *(k + COLD for k in COLD_KINDS)]
+    samples: dict[str, list[float]] = {k: [] for k in ["floor: python -c pass", "no-op hook", *all_kinds]}
+    answered: dict[str, int] = {k: 0 for k in all_kinds}
     floor = [sys.executable, "-c", "pass"]
     noop = [sys.executable, "-c", NOOP_HOOK]
     hook = [str(VLK), "hook", "claude-code"]
@@ -178,13 +182,16 @@ def bench_latency(size: int, dbs: perf.Databases, runs: int, work: Path, seed: i
         timed(floor, b"", env)
         timed(hook, json.dumps(events.next("PreToolUse (no history)")).encode(), env)
     for run in range(runs):
-        order = ["floor: python -c pass", "no-op hook", *KINDS]
+        order = ["floor: python -c pass", "no-op hook", *all_kinds]
         random.Random(seed + run).shuffle(order)
         for kind in order:
             if kind.startswith("floor"):
                 elapsed, _ = timed(floor, b"", env)
             elif kind == "no-op hook":
                 elapsed, _ = timed(noop, json.dumps(events.next("PreToolUse (no history)")).encode(), env)
+            elif kind.endswith(COLD):
+                elapsed, out = timed(hook, json.dumps(events.next(kind.removesuffix(COLD))).encode(), cold_env)
+                answered[kind] += bool(out)
             else:
                 elapsed, out = timed(hook, json.dumps(events.next(kind)).encode(), env)
                 answered[kind] += bool(out)
@@ -253,13 +260,15 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Hook latency and injection (`bench/hooks.py`{' --quick' if report['quick'] else ''})", "",
              f"Machine: {report['machine']}. Load while measuring: {report['load']} (2 cores shared with other "
              "test runs: figures are noisy; the floor and the no-op hook ran interleaved with every event, run by run).",
-             "", "Each figure is a fresh process reading one event on stdin, as Claude Code runs a hook.", ""]
+             "", "Each figure is a fresh process reading one event on stdin, as Claude Code runs a hook; the hook "
+             "answers through the warm hook server (hosts/warm.py) unless marked [in process] (VLK_HOOK_SERVER=0). "
+             "Wall time includes the server's work.", ""]
     sizes = list(report["latency"])
     header = "| event | " + " | ".join(f"{s} slots median / p95 ms" for s in sizes) + " | minus floor (largest, median) |"
     lines += [header, "|" + " --- |" * (len(sizes) + 2)]
     largest = report["latency"][sizes[-1]]["events"]
     floor = largest["floor: python -c pass"]["median_ms"]
-    for kind in ["floor: python -c pass", "no-op hook", *KINDS]:
+    for kind in ["floor: python -c pass", "no-op hook", *KINDS, *(k + COLD for k in COLD_KINDS)]:
         cells = [f"{report['latency'][s]['events'][kind]['median_ms']} / {report['latency'][s]['events'][kind]['p95_ms']}"
                  for s in sizes]
         lines.append(f"| {kind} | " + " | ".join(cells) + f" | {largest[kind]['median_ms'] - floor:+.1f} |")
