@@ -285,8 +285,8 @@ def markdown(report: dict[str, Any]) -> str:
                   f"{wo['last_request_tokens']} | 0 | 0 |",
                   f"| with hooks | {w['requests']} | {w['commands_run']} | {w['total_request_tokens']} | "
                   f"{w['last_request_tokens']} | {w['injected_texts']} | {w['injected_chars']} |", "",
-                  f"Tokens: {scenario['token_estimate']}. What was injected:", ""]
-        lines += [f"- `{t}`" for t in w["injected"]]
+                  f"Tokens: {scenario['token_estimate']}. What was injected, in order:", "", "```"]
+        lines += [*w["injected"], "```"]
     elif scenario:
         lines += ["", f"Scenario (a): skipped ({scenario['skipped']})"]
     return "\n".join(lines) + "\n"
