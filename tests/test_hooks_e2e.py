@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_code_harness import ModelRequest, ScriptedModel, ToolUse, require_claude_code, run_claude, tool_search
+from claude_code_harness import (
+    ModelRequest,
+    ScriptedModel,
+    ToolUse,
+    require_claude_code,
+    run_claude,
+    tool_search,
+)
 
 from vlk_memact import Memory
 from vlk_memact.hosts import install

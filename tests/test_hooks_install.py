@@ -92,7 +92,9 @@ def test_install_merges_is_idempotent_keeps_a_backup_and_uninstall_restores_exac
     assert install.plan_uninstall(install.SCOPES, project, home) == []
 
 
-def test_uninstall_keeps_a_handler_sharing_our_group_and_a_server_entry_we_did_not_write(where: tuple[Path, Path]) -> None:
+def test_uninstall_keeps_a_handler_sharing_our_group_and_a_server_entry_we_did_not_write(
+    where: tuple[Path, Path]
+) -> None:
     project, home = where
     install.apply(install.plan_install("project", project, home))
     settings = project / ".claude" / "settings.json"

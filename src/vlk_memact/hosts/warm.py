@@ -29,6 +29,10 @@ import os
 import sys
 import zlib
 
+TYPE_CHECKING = False  # no typing at start-up (see above)
+if TYPE_CHECKING:
+    from typing import Any
+
 PROTOCOL = 1
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT = 0.2
@@ -73,7 +77,8 @@ def socket_path() -> str:
 
 
 def _receive(conn: _socket.socket, limit: int) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = conn.recv(65536)
         if not chunk:
@@ -84,7 +89,7 @@ def _receive(conn: _socket.socket, limit: int) -> bytes:
             raise ValueError("message too large")
 
 
-def ask(host: str, flags: list[str], raw: bytes) -> dict | None:
+def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
     """The server's reply to this event, or None when no server could be reached (answer in process then).
 
     Once the event is sent, the server owns it: a late or broken reply is reported, never answered twice.
@@ -116,7 +121,7 @@ def ask(host: str, flags: list[str], raw: bytes) -> dict | None:
     return reply if isinstance(reply, dict) else {"problem": "the warm hook server sent no reply", "event_name": "?"}
 
 
-def emit(host: str, reply: dict) -> int:
+def emit(host: str, reply: dict[str, Any]) -> int:
     """Print the server's answer (JSON only), or the line saying what went wrong; the exit status is 0."""
     if reply.get("stdout"):  # the answer, as JSON text the server wrote
         sys.stdout.write(reply["stdout"])
@@ -151,7 +156,6 @@ def serve(path: str) -> None:
     import socket
     import threading
     from dataclasses import replace
-
     from pathlib import Path
 
     from ..config import Settings, detect_project
@@ -175,7 +179,7 @@ def serve(path: str) -> None:
     memories: dict[tuple[Settings, str], Memory] = {}
     guard = threading.Lock()
 
-    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> Memory:
+    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
         project = settings.project or detect_project(None if cwd is None else Path(cwd))
         quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms,
                                                               settings.hook_deadline_ms // 3)))
