@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 
@@ -101,8 +101,8 @@ class ToolUse:
             object.__setattr__(self, "id", f"toolu_vlk_{next(_tool_ids):04d}")
 
 
-Block = Union[Text, ToolUse]
-Turn = Union[str, Block, Sequence[str | Block], Callable[["ModelRequest"], Any]]
+Block = Text | ToolUse
+Turn = str | Block | Sequence[str | Block] | Callable[["ModelRequest"], Any]
 
 
 def tool_search(*names: str) -> ToolUse:
@@ -248,13 +248,15 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
+        opening: dict[str, Any]
         if block["type"] == "text":
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}))
+        start_block = {"type": "content_block_start", "index": index, "content_block": opening}
+        events.append(("content_block_start", start_block))
         events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
@@ -376,7 +378,8 @@ class ScriptedModel:
         with self._lock:
             main = self._is_main(method, path, body)
             index = sum(1 for r in self.requests if r.main) if main else -1
-            request = ModelRequest(method, path, {k.lower(): v for k, v in headers.items()}, body, main=main, index=index)
+            lowered = {k.lower(): v for k, v in headers.items()}
+            request = ModelRequest(method, path, lowered, body, main=main, index=index)
             self.requests.append(request)
         route = path.split("?")[0].rstrip("/")
         if method == "GET" and "/v1/models" in route:
@@ -499,7 +502,8 @@ class ClaudeRun:
 
     def describe(self) -> str:
         """For assertion messages."""
-        return f"claude exited {self.returncode}\nargs: {self.args}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
+        return (f"claude exited {self.returncode}\nargs: {self.args}\n"
+                f"stdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}")
 
 
 def claude_env(model: ScriptedModel, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -579,7 +583,8 @@ def run_claude(
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
         raise AssertionError(
-            f"claude did not finish within {timeout} s\nargs: {args}\nstdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}"
+            f"claude did not finish within {timeout} s\nargs: {args}\n"
+            f"stdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}"
         ) from None
     finally:
         shutil.rmtree(files, ignore_errors=True)
