@@ -7,7 +7,6 @@ import urllib.request
 from typing import Any
 
 import pytest
-
 from claude_code_harness import SCRIPT_EXHAUSTED, SIDE_REPLY, ModelRequest, ScriptedModel, Text, ToolUse
 
 MAIN_TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}, {"name": "ToolSearch", "input_schema": {}}]
