@@ -1,9 +1,13 @@
 """The server inside the real Claude Code CLI (pinned), configured with --mcp-config, driven by a scripted model.
 
-Claude Code 2.1.328 lists MCP tools as deferred (names only, in a system message) until the model loads
-them with its ToolSearch tool, and hands the model an MCP tool's structuredContent (as compact JSON)
-instead of its text block. The assertions read the tool results inside the model's next requests:
-what the model really receives.
+What Claude Code 2.1.328 does, as its requests show: MCP tools are deferred, named `mcp__<server>__<tool>`
+in a `role: "system"` message ("The following deferred tools are now available via ToolSearch ...")
+and absent from `tools`; a `ToolSearch` call with `select:a,b` (or keywords, matched against names and
+descriptions, not titles) returns `tool_reference` blocks, and from the next request on the tools are
+in `tools` with `defer_loading: true`. The server's instructions go into the system prompt under
+"# MCP Server Instructions". A tool result is the structuredContent as compact JSON (non-ASCII kept)
+instead of the text block; an isError result is its text. The assertions read the tool results inside
+the model's next requests: what the model really receives.
 """
 
 from __future__ import annotations
