@@ -469,6 +469,16 @@ def require_claude_code() -> Path:
     return CLAUDE_BIN
 
 
+def claude_command() -> list[str]:
+    """How to start the CLI: the native binary postinstall copied over bin/claude.exe, or, where
+    postinstall did not run (`npm ci --ignore-scripts` leaves a 500-byte stub), the package's own
+    launcher on the pinned Node 22."""
+    binary = require_claude_code()
+    if binary.resolve().stat().st_size > 1_000_000 or not (NODE22_BIN / "node").exists():
+        return [str(binary)]
+    return [str(NODE22_BIN / "node"), str(CLAUDE_PACKAGE / "cli-wrapper.cjs")]
+
+
 @pytest.fixture
 def claude_code() -> Path:
     """Fixture form of `require_claude_code` (import it into a test module to use it)."""
@@ -554,11 +564,11 @@ def run_claude(
     run gets a fresh temporary HOME. A run over `timeout` seconds kills the CLI's process group and
     raises AssertionError with what it printed.
     """
-    binary = require_claude_code()
+    command = claude_command()
     home_path = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="vlk-claude-home-"))
     home_path.mkdir(parents=True, exist_ok=True)
     files = Path(tempfile.mkdtemp(prefix="vlk-claude-files-"))
-    args = [str(binary), "-p", prompt, "--output-format", "json"]
+    args = [*command, "-p", prompt, "--output-format", "json"]
     if allowed_tools:
         args += ["--allowedTools", ",".join(allowed_tools)]
     if settings is not None:
