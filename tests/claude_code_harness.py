@@ -34,7 +34,8 @@ holds every request, `model.main_requests` the main ones.
 `CLAUDE*` variables). Root may not use `--dangerously-skip-permissions`, hence `--allowedTools`.
 `settings` (a dict or a path: hooks live there) goes through `--settings`, `mcp_config` through
 `--mcp-config` with `--strict-mcp-config`. The CLI is pinned in tests/claude-code (`npm ci --prefix
-tests/claude-code`); the pinned Node 22 of tests/conformance is put first on its PATH.
+tests/claude-code`); the pinned Node 22 of tests/conformance is put first on its PATH, and starts the
+package's launcher where npm's postinstall did not put the native binary in place.
 """
 
 from __future__ import annotations
