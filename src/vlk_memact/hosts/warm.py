@@ -49,7 +49,9 @@ def _env_ms(name: str, default: int) -> int:
 
 
 def enabled() -> bool:
-    return os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in ("0", "false", "no", "off")
+    """On unless VLK_HOOK_SERVER=0; POSIX only (the server locks its socket with fcntl)."""
+    return os.name == "posix" and os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 def _code_stamp() -> str:
@@ -135,8 +137,24 @@ def emit(host: str, reply: dict[str, Any]) -> int:
     return 0
 
 
+SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
+
+
 def spawn(path: str) -> None:
     """Start a server for this socket in the background; it exits at once if another one holds the lock."""
+    import time
+
+    marker = path + ".spawned"
+    try:
+        if time.time() - os.stat(marker).st_mtime < SPAWN_EVERY_SECONDS:
+            return  # one was started moments ago (it may still be starting, or it cannot start)
+    except OSError:
+        pass
+    try:
+        with open(marker, "w"):
+            pass
+    except OSError:
+        return
     import subprocess
 
     try:
