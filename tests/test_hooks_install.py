@@ -163,6 +163,18 @@ def test_installations_lists_hooks_servers_and_plugins_with_their_commands(where
     assert [(i.kind, i.executable_exists) for i in stale] == [("hook", False)]
 
 
+def test_doubled_names_settings_hooks_beside_the_plugin_and_different_handlers(where: tuple[Path, Path]) -> None:
+    project, home = where
+    install.apply(install.plan_install("local", project, home))
+    assert install.doubled(install.installations(project, home)) == []
+    write(home / ".claude" / "settings.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "/old/venv/bin/vlk-memact", "args": ["hook", "claude-code"]}]}]}})
+    write(project / ".claude" / "settings.json", {"enabledPlugins": {"vlk-memact@vlk-memact": True}})
+    problems = install.doubled(install.installations(project, home))
+    assert len(problems) == 2
+    assert "plugin" in problems[0] and problems[1].startswith("PreToolUse runs 2 different vlk-memact hooks")
+
+
 def test_the_cli_dry_run_writes_nothing(where: tuple[Path, Path]) -> None:
     project, home = where
     done = subprocess.run([sys.executable, "-m", "vlk_memact", "install", "claude-code", "--dry-run"], cwd=project,
