@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..errors import ConfigError
-from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..model import NewSlot, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
 
 
 class Transaction(Protocol):
@@ -82,6 +82,29 @@ class Transaction(Protocol):
         links, and the content no slot references any more; key=None does every session. Returns
         (slots deleted, contents deleted)."""
 
+    # ---- reads for browsing the memory (the viewer); implemented in store/*_browse.py ----
+
+    def sessions(self, tenant: str) -> list[SessionOverview]:
+        """Every session of the tenant with its counts, the most recently active first."""
+
+    def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
+        """Up to limit slots of a session with sequence_order below `before` (None: any), newest first."""
+
+    def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
+        """The slots of the tenant among ids, whatever their session, by id."""
+
+    def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(constraint id, source id, relation) of these constraints' provenance links."""
+
+    def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
+        """Slots of any session of the tenant (and project) containing query, as search() matches, newest first."""
+
+    def savings(self, tenant: str, project: str | None, session: str | None) -> list[Saving]:
+        """Loop anchors and time-travel lessons with what they archived, oldest first."""
+
+    def change_marker(self, tenant: str) -> tuple[int, int]:
+        """Changes whenever the tenant's memory does: (highest slot id, number of FUTURE slots); indexed."""
+
 
 class Store(Protocol):
     """A database holding the timeline; safe to share between threads."""
@@ -93,6 +116,9 @@ class Store(Protocol):
 
     def read(self) -> AbstractContextManager[Transaction]:
         """A read-only transaction over one consistent snapshot."""
+
+    def dry_run(self) -> AbstractContextManager[Transaction]:
+        """A write transaction that is always rolled back and leaves no trace, the ids it used included."""
 
     def optimize(self, vacuum: bool) -> None:
         """Give freed space back: checkpoint and, with vacuum, rebuild the file (outside any transaction)."""
