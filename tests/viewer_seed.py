@@ -74,3 +74,42 @@ def seed(memory: Memory) -> Seeded:
     shop.record_state(raw_log=f"{SCRIPT} in a session named with quotes", session_id=HOSTILE_SESSION)
     infra.record_state(raw_log="Error: Invalid provider configuration: region is required", session_id="plan-vpc")
     return Seeded(anchor, lesson, (first, second), hostile, freeze)
+
+
+HISTORY_ERRORS = (
+    "error[E0382]: borrow of moved value: `config` --> src/main.rs:{n}:9",
+    "ModuleNotFoundError: No module named 'shop.payments.v{n}'",
+    "Error: Cannot find module './routes/orders{n}' imported from /srv/app.js",
+    "go: build failed: undefined: parseInvoice{n} (pkg/billing/invoice.go:{n}:2)",
+    "AssertionError: expected 200, got 500 (tests/test_api.py:{n})",
+)
+
+
+HISTORY_PROJECTS = ("/home/dev/web-frontend", "/home/dev/billing-go", INFRA, "/home/dev/ml-pipeline")
+
+
+def seed_history(memory: Memory, sessions: int = 10) -> None:
+    """Earlier sessions of other projects, each with a loop of 3 to 5 repeats intercepted (at most three
+    per project, so that none of them consolidates)."""
+    for number in range(sessions):
+        project = memory.for_project(HISTORY_PROJECTS[number % len(HISTORY_PROJECTS)])
+        name = f"task-{number + 1:02d}"
+        pattern = HISTORY_ERRORS[number % len(HISTORY_ERRORS)]
+        for repeat in range(3 + number % 3):
+            project.record_state(raw_log=pattern.format(n=10 + repeat * 7), session_id=name)
+        project.fetch_context(session_id=name)
+        project.record_state(raw_log="$ make test\nall tests passed", session_id=name)
+
+
+def spread_over_days(db_path: str, days: float = 3.0) -> None:
+    """Back-date an SQLite file's rows evenly over the last `days` days, in id order (for the pictures)."""
+    import sqlite3
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    with sqlite3.connect(db_path) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM agent_timeline ORDER BY id")]
+        for index, slot in enumerate(ids):
+            moment = now - timedelta(days=days) * (1 - index / max(len(ids) - 1, 1))
+            conn.execute("UPDATE agent_timeline SET created_at = ? WHERE id = ?",
+                         (moment.strftime("%Y-%m-%d %H:%M:%S"), slot))

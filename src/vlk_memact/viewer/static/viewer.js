@@ -29,11 +29,13 @@
     }
   }
 
+  // An open <details> is remembered by its own id, or by the nearest id above it and its position there.
   function openIds() {
     var ids = [];
     var open = main.querySelectorAll("details[open]");
     for (var i = 0; i < open.length; i++) {
-      var holder = open[i].closest("[id]");
+      if (open[i].id) { ids.push(open[i].id + "|self"); continue; }
+      var holder = open[i].parentElement && open[i].parentElement.closest("[id]");
       if (holder) ids.push(holder.id + "|" + Array.prototype.indexOf.call(holder.querySelectorAll("details"), open[i]));
     }
     return ids;
@@ -44,7 +46,7 @@
       var parts = entry.split("|");
       var holder = document.getElementById(parts[0]);
       if (!holder) return;
-      var details = holder.querySelectorAll("details")[Number(parts[1])];
+      var details = parts[1] === "self" ? holder : holder.querySelectorAll("details")[Number(parts[1])];
       if (details) details.open = true;
     });
   }
