@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
-
 from viewer_seed import HOSTILE_SESSION, INFRA, MAIN, PG_ERROR, SHOP, Seeded, seed
+
 from vlk_memact import Memory
 from vlk_memact.viewer import build_app, readmodel
 from vlk_memact.viewer.app import describe_database

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from viewer_process import running_viewer
 from viewer_seed import MAIN, SHOP, seed, seed_history, spread_over_days
+
 from vlk_memact import Memory
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]

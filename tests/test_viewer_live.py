@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from viewer_process import RunningViewer, running_viewer
 from viewer_seed import MAIN, SHOP, seed
+
 from vlk_memact import Memory
 from vlk_memact.viewer.live import MAX_CLIENTS
 

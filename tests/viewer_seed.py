@@ -7,6 +7,7 @@ conflict, one later revoked) and records tool output that tries to inject markup
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC
 
 from vlk_memact import Memory
 
@@ -104,9 +105,9 @@ def seed_history(memory: Memory, sessions: int = 10) -> None:
 def spread_over_days(db_path: str, days: float = 3.0) -> None:
     """Back-date an SQLite file's rows evenly over the last `days` days, in id order (for the pictures)."""
     import sqlite3
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     with sqlite3.connect(db_path) as conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM agent_timeline ORDER BY id")]
         for index, slot in enumerate(ids):

@@ -94,8 +94,8 @@ def savings_chart(savings: Sequence[Saving], title: str) -> Markup:
     parts.append(f'<polyline class="line" points="{" ".join(points)}"/>')
     for i, point in enumerate(points):
         if loops[i]:
-            cx, cy = point.split(",")
-            parts.append(f'<circle class="dot" cx="{cx}" cy="{cy}" r="3.5"><title>{running[i]} loop(s) '
+            dot_x, dot_y = point.split(",")
+            parts.append(f'<circle class="dot" cx="{dot_x}" cy="{dot_y}" r="3.5"><title>{running[i]} loop(s) '
                          f'intercepted by {escape(_label(first + i * width, width))}</title></circle>')
     for i in sorted({0, count // 2, count - 1}):
         x = LEFT + i * step + step / 2

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import weakref
+from collections.abc import AsyncIterator, Callable
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -42,10 +43,20 @@ class ChangeStream:
         if self.clients >= self.max_clients:
             return PlainTextResponse(f"At most {self.max_clients} live pages at once; reload later.", status_code=503)
         self.clients += 1
-        return StreamingResponse(self._events(request), media_type="text/event-stream",
-                                 headers={"x-accel-buffering": "no"})
+        released = False
 
-    async def _events(self, request: Request) -> AsyncIterator[str]:
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.clients -= 1
+
+        events = self._events(request, release)
+        # A stream whose client left before its first event never runs its `finally`: release on collection.
+        weakref.finalize(events, release)
+        return StreamingResponse(events, media_type="text/event-stream", headers={"x-accel-buffering": "no"})
+
+    async def _events(self, request: Request, release: Callable[[], None]) -> AsyncIterator[str]:
         try:
             last = await anyio.to_thread.run_sync(self._marker)
             yield f"retry: 3000\nevent: hello\ndata: {last[0]}\n\n"
@@ -63,4 +74,4 @@ class ChangeStream:
                         quiet = 0.0
                         yield ": still here\n\n"
         finally:
-            self.clients -= 1
+            release()
