@@ -187,8 +187,11 @@ def test_search_finds_archived_slots_and_links_into_the_timeline(site: Site) -> 
     page = site.client.get("/search?q=DECIMAL").text
     history = site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
     archived = [s for s in history if s.retired_reason == "loop"]
-    for slot in archived:
-        assert f'href="/session?{html.escape(MAIN_QUERY)}#slot-{slot.id}"' in page
+    for slot in archived:  # the page of the timeline that holds the slot, scrolled to it
+        link = re.search(rf'href="(/session\?{re.escape(html.escape(MAIN_QUERY))}&amp;before=\d+)#slot-{slot.id}"',
+                         page)
+        assert link, slot.id
+        assert f'id="slot-{slot.id}"' in site.client.get(html.unescape(link.group(1))).text
     scoped = site.client.get(f"/search?q=plan&{MAIN_QUERY}").text
     assert "plan-vpc" not in scoped
     nothing = site.client.get("/search?q=%25").text
@@ -212,6 +215,14 @@ def test_timeline_pages_go_back_to_older_slots(site: Site, monkeypatch: pytest.M
     previous = site.client.get(html.unescape(older.group(1))).text
     seqs = [int(n) for n in re.findall(r'<span class="seq"[^>]*>(\d+)</span>', previous)]
     assert seqs and max(seqs) < int(older.group(2))
+    assert f'href="/session?{html.escape(MAIN_QUERY)}">newest slots' in previous
+    # A search result deep in the session links to the page that holds it.
+    first_loop = min(s.id for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
+                     if s.retired_reason == "loop")
+    found = site.client.get("/search?q=Decimal").text
+    link = re.search(rf'href="([^"#]*)#slot-{first_loop}"', found)
+    assert link and f'id="slot-{first_loop}"' not in page
+    assert f'id="slot-{first_loop}"' in site.client.get(html.unescape(link.group(1))).text
 
 
 # ---- escaping: recorded text is data ----

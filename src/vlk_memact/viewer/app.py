@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from .. import inputs
 from ..engine import Memory
 from ..errors import InvalidInput, NotFound, VlkError
-from ..model import SessionKey
+from ..model import SessionKey, Slot
 from ..redact import redact
 from ..render import estimate_tokens
 from . import readmodel
@@ -102,10 +102,16 @@ def _environment(memory: Memory) -> Environment:
         line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
         return line if len(line) <= width else line[: width - 1] + "…"
 
+    def slot_url(slot: Slot) -> str:
+        """The timeline page holding this slot (centred on it), scrolled to it."""
+        before = slot.sequence_order + readmodel.TIMELINE_PAGE // 2
+        return _link("/session", project=slot.project, session=slot.session_id, before=before) + f"#slot-{slot.id}"
+
     env.filters["masked"] = masked
     env.filters["first_line"] = first_line
     env.filters["tokens"] = estimate_tokens
     env.globals["link"] = _link
+    env.globals["slot_url"] = slot_url
     return env
 
 
@@ -150,7 +156,7 @@ class _Pages:
         before = _int(request.query_params.get("before"), "before", 1, MAX_BEFORE)
         data = await anyio.to_thread.run_sync(readmodel.timeline, self.memory, key, before)
         chart = savings_chart(data.savings, f"Tokens saved and loops intercepted in session {key.session}")
-        return self._page(request, "timeline.html", data=data, key=key, chart=chart)
+        return self._page(request, "timeline.html", data=data, key=key, chart=chart, before=before)
 
     async def lessons(self, request: Request) -> Response:
         key = self._key(request)
