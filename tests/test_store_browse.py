@@ -24,7 +24,13 @@ def _seed(memory: Memory) -> dict[str, int]:
 def test_sessions_count_every_state_newest_first_and_stay_in_the_tenant(memory: Memory) -> None:
     seeded = _seed(memory)
     with memory.store.read() as tx:
-        sessions = tx.sessions("local")
+        sessions = tx.sessions("local", None, 100)
+        first_two = tx.sessions("local", None, 2)
+        one_project = tx.sessions("local", "test-project", 100)
+        projects = tx.projects("local")
+    assert first_two == sessions[:2]
+    assert one_project == sessions[1:]
+    assert projects == [("other-project", 1), ("test-project", 2)]
     assert [(s.project, s.session_id) for s in sessions] == [
         ("other-project", "far"), ("test-project", "quiet"), ("test-project", "looping")]
     looping = sessions[2]
@@ -35,11 +41,13 @@ def test_sessions_count_every_state_newest_first_and_stay_in_the_tenant(memory: 
     quiet = sessions[1]
     assert (quiet.present, quiet.past, quiet.future, quiet.loops) == (0, 1, 1, 0)
     with memory.store.read() as tx:
-        savings = tx.savings("local", None, None)
-        only_quiet = tx.savings("local", "test-project", "quiet")
+        savings = tx.savings("local", None, None, 100)
+        only_quiet = tx.savings("local", "test-project", "quiet", 100)
+        newest = tx.savings("local", None, None, 1)
     assert [(s.constraint_id, s.origin, s.archived, s.archived_chars) for s in savings] == [
         (seeded["anchor"], "anchor", 3, chars), (seeded["lesson"], "lesson", 1, len("warning: Needle in the Haystack"))]
     assert [s.constraint_id for s in only_quiet] == [seeded["lesson"]]
+    assert newest == savings[1:]
 
 
 def test_pages_links_and_slots_by_id_across_sessions(memory: Memory) -> None:

@@ -84,8 +84,11 @@ class Transaction(Protocol):
 
     # ---- reads for browsing the memory (the viewer); implemented in store/*_browse.py ----
 
-    def sessions(self, tenant: str) -> list[SessionOverview]:
-        """Every session of the tenant with its counts, the most recently active first."""
+    def projects(self, tenant: str) -> list[tuple[str, int]]:
+        """(project, number of sessions) of the tenant, the most recently written to first (index only)."""
+
+    def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
+        """The limit most recently written-to sessions of the tenant (and project), with their counts."""
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         """Up to limit slots of a session with sequence_order below `before` (None: any), newest first."""
@@ -99,8 +102,9 @@ class Transaction(Protocol):
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         """Slots of any session of the tenant (and project) containing query, as search() matches, newest first."""
 
-    def savings(self, tenant: str, project: str | None, session: str | None) -> list[Saving]:
-        """Loop anchors and time-travel lessons with what they archived, oldest first."""
+    def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
+        """The newest limit loop anchors and time-travel lessons that archived slots, with what they
+        archived, oldest first."""
 
     def change_marker(self, tenant: str) -> tuple[int, int]:
         """Changes whenever the tenant's memory does: (highest slot id, number of FUTURE slots); indexed."""

@@ -24,23 +24,37 @@ class PostgresBrowse:
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError  # provided by the transaction class
 
-    def sessions(self, tenant: str) -> list[SessionOverview]:
+    def projects(self, tenant: str) -> list[tuple[str, int]]:
         rows = self._rows(
-            """SELECT t.project, t.session_id,
-                   COUNT(*) FILTER (WHERE t.temporal_state = 'PRESENT'),
-                   COUNT(*) FILTER (WHERE t.temporal_state = 'PAST'),
-                   COUNT(*) FILTER (WHERE t.temporal_state = 'FUTURE'),
-                   COUNT(*) FILTER (WHERE t.origin = 'anchor'),
-                   COALESCE(SUM(length(c.raw_log)) FILTER (WHERE t.retired_reason IN ('loop', 'time_travel')), 0),
-                   MIN(t.created_at), MAX(t.created_at)
-               FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
-               WHERE t.tenant = %s
-               GROUP BY t.project, t.session_id
-               ORDER BY MAX(t.created_at) DESC, MAX(t.id) DESC""",
+            "SELECT project, COUNT(DISTINCT session_id) FROM agent_timeline WHERE tenant = %s "
+            "GROUP BY project ORDER BY MAX(id) DESC",
             (tenant,),
         )
-        return [SessionOverview(p, s, int(a), int(b), int(f), int(n), int(ch), lo, hi)
-                for p, s, a, b, f, n, ch, lo, hi in rows]
+        return [(p, int(n)) for p, n in rows]
+
+    def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
+        # Counts per state and the newest id from the (tenant, project, session, state) index; what needs
+        # the rows (loops, archived characters, times) is read for the chosen sessions only.
+        chosen = self._rows(
+            """SELECT project, session_id, COUNT(*) FILTER (WHERE temporal_state = 'PRESENT'),
+                   COUNT(*) FILTER (WHERE temporal_state = 'PAST'), COUNT(*) FILTER (WHERE temporal_state = 'FUTURE')
+               FROM agent_timeline WHERE tenant = %s AND (%s::text IS NULL OR project = %s)
+               GROUP BY project, session_id ORDER BY MAX(id) DESC LIMIT %s""",
+            (tenant, project, project, limit),
+        )
+        found = []
+        for name, session, present, past, future in chosen:
+            [(loops, chars, first, last)] = self._rows(
+                """SELECT COUNT(*) FILTER (WHERE t.origin = 'anchor'),
+                       COALESCE(SUM(length(c.raw_log)) FILTER (WHERE t.retired_reason IN ('loop', 'time_travel')), 0),
+                       MIN(t.created_at), MAX(t.created_at)
+                   FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+                   WHERE t.tenant = %s AND t.project = %s AND t.session_id = %s""",
+                (tenant, name, session),
+            )
+            found.append(SessionOverview(name, session, int(present), int(past), int(future), int(loops),
+                                         int(chars), first, last))
+        return found
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         rows = self._rows(
@@ -75,17 +89,19 @@ class PostgresBrowse:
         )
         return [slot_from_row(r) for r in rows]
 
-    def savings(self, tenant: str, project: str | None, session: str | None) -> list[Saving]:
+    def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
         rows = self._rows(
             """SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
                    COALESCE(SUM(length(c.raw_log)), 0)
-               FROM agent_timeline a
+               FROM (SELECT x.id, x.project, x.session_id, x.origin, x.created_at FROM agent_timeline x
+                     WHERE x.tenant = %s AND x.origin IN ('anchor', 'lesson')
+                         AND (%s::text IS NULL OR x.project = %s) AND (%s::text IS NULL OR x.session_id = %s)
+                         AND EXISTS (SELECT 1 FROM agent_timeline r WHERE r.retired_by = x.id)
+                     ORDER BY x.id DESC LIMIT %s) a
                JOIN agent_timeline s ON s.retired_by = a.id AND s.retired_reason IN ('loop', 'time_travel')
                LEFT JOIN memory_contents c ON c.id = s.content_id
-               WHERE a.tenant = %s AND a.origin IN ('anchor', 'lesson')
-                   AND (%s::text IS NULL OR a.project = %s) AND (%s::text IS NULL OR a.session_id = %s)
-               GROUP BY a.id ORDER BY a.created_at, a.id""",
-            (tenant, project, project, session, session),
+               GROUP BY a.id, a.project, a.session_id, a.origin, a.created_at ORDER BY a.created_at, a.id""",
+            (tenant, project, project, session, session, limit),
         )
         return [Saving(int(i), p, s, o, at, int(n), int(ch)) for i, p, s, o, at, n, ch in rows]
 

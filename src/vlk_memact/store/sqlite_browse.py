@@ -24,21 +24,37 @@ class SqliteBrowse:
 
     _conn: sqlite3.Connection
 
-    def sessions(self, tenant: str) -> list[SessionOverview]:
+    def projects(self, tenant: str) -> list[tuple[str, int]]:
         rows = self._conn.execute(
-            """SELECT t.project, t.session_id,
-                   SUM(t.temporal_state = 'PRESENT'), SUM(t.temporal_state = 'PAST'),
-                   SUM(t.temporal_state = 'FUTURE'), SUM(t.origin = 'anchor'),
-                   COALESCE(SUM(CASE WHEN t.retired_reason IN ('loop', 'time_travel')
-                                     THEN LENGTH(c.raw_log) END), 0),
-                   MIN(t.created_at), MAX(t.created_at)
-               FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
-               WHERE t.tenant = ?
-               GROUP BY t.project, t.session_id
-               ORDER BY MAX(t.created_at) DESC, MAX(t.id) DESC""",
+            "SELECT project, COUNT(DISTINCT session_id) FROM agent_timeline WHERE tenant = ? "
+            "GROUP BY project ORDER BY MAX(id) DESC",
             (tenant,),
         )
-        return [SessionOverview(*row) for row in rows]
+        return [(p, n) for p, n in rows]
+
+    def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
+        # Counts per state and the newest id come from the (tenant, project, session, state) index alone;
+        # what needs the rows (loops, archived characters, times) is read for the chosen sessions only.
+        chosen = self._conn.execute(
+            """SELECT project, session_id, SUM(temporal_state = 'PRESENT'), SUM(temporal_state = 'PAST'),
+                   SUM(temporal_state = 'FUTURE')
+               FROM agent_timeline WHERE tenant = ? AND (? IS NULL OR project = ?)
+               GROUP BY project, session_id ORDER BY MAX(id) DESC LIMIT ?""",
+            (tenant, project, project, limit),
+        ).fetchall()
+        found = []
+        for name, session, present, past, future in chosen:
+            loops, chars, first, last = self._conn.execute(
+                """SELECT SUM(t.origin = 'anchor'),
+                       COALESCE(SUM(CASE WHEN t.retired_reason IN ('loop', 'time_travel')
+                                         THEN LENGTH(c.raw_log) END), 0),
+                       MIN(t.created_at), MAX(t.created_at)
+                   FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+                   WHERE t.tenant = ? AND t.project = ? AND t.session_id = ?""",
+                (tenant, name, session),
+            ).fetchone()
+            found.append(SessionOverview(name, session, present, past, future, loops, chars, first, last))
+        return found
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         rows = self._conn.execute(
@@ -75,17 +91,19 @@ class SqliteBrowse:
         )
         return [slot_from_row(r) for r in rows]
 
-    def savings(self, tenant: str, project: str | None, session: str | None) -> list[Saving]:
+    def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
         rows = self._conn.execute(
             """SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
                    COALESCE(SUM(LENGTH(c.raw_log)), 0)
-               FROM agent_timeline a
+               FROM (SELECT id, project, session_id, origin, created_at FROM agent_timeline
+                     WHERE tenant = ? AND origin IN ('anchor', 'lesson')
+                         AND (? IS NULL OR project = ?) AND (? IS NULL OR session_id = ?)
+                         AND EXISTS (SELECT 1 FROM agent_timeline r WHERE r.retired_by = agent_timeline.id)
+                     ORDER BY id DESC LIMIT ?) a
                JOIN agent_timeline s ON s.retired_by = a.id AND s.retired_reason IN ('loop', 'time_travel')
                LEFT JOIN memory_contents c ON c.id = s.content_id
-               WHERE a.tenant = ? AND a.origin IN ('anchor', 'lesson')
-                   AND (? IS NULL OR a.project = ?) AND (? IS NULL OR a.session_id = ?)
                GROUP BY a.id ORDER BY a.created_at, a.id""",
-            (tenant, project, project, session, session),
+            (tenant, project, project, session, session, limit),
         )
         return [Saving(*row) for row in rows]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlencode
 
@@ -36,6 +37,8 @@ from .security import Guard, Secrets, allowed_hosts
 log = logging.getLogger(__name__)
 
 SESSIONS_PER_PAGE = 200
+MASK_CACHE_ENTRIES = 4096
+MASK_CACHE_MAX_CHARS = 4096  # so the cache holds at most 16 M characters
 MAX_BEFORE = 2**62
 
 
@@ -92,11 +95,17 @@ def _environment(memory: Memory) -> Environment:
     )
     mask = memory.settings.redact_secrets
 
+    @lru_cache(maxsize=MASK_CACHE_ENTRIES)
+    def _masked(text: str) -> str:
+        return redact(text).text
+
     def masked(text: str | None) -> str:
-        """Stored text with secrets masked again: rows imported or written with redaction off may hold some."""
-        if not text:
-            return ""
-        return redact(text).text if mask else text
+        """Stored text with secrets masked again: rows imported or written with redaction off may hold some.
+
+        Live pages render the same texts again and again: short ones are remembered (bounded memory)."""
+        if not text or not mask:
+            return text or ""
+        return _masked(text) if len(text) <= MASK_CACHE_MAX_CHARS else redact(text).text
 
     def first_line(text: str | None, width: int = 160) -> str:
         line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""

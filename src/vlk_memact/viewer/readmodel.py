@@ -18,6 +18,7 @@ from ..render import CHARS_PER_TOKEN
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
 SEARCH_LIMIT = 100
+CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
 MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
 
 
@@ -27,38 +28,21 @@ def tokens(chars: int) -> int:
 
 
 @dataclass(frozen=True)
-class ProjectRow:
-    name: str
-    sessions: int
-    loops: int
-    tokens_saved: int
-    last_at: str
-
-
-@dataclass(frozen=True)
 class Overview:
-    projects: list[ProjectRow]
+    projects: list[tuple[str, int]]  # (project, sessions), most recently written to first
     sessions: list[SessionOverview]
     total_sessions: int
     savings: list[Saving]
 
 
 def overview(memory: Memory, project: str | None, limit: int) -> Overview:
-    """Sessions of the tenant (of one project if given), the most recently active first."""
+    """The most recently active sessions of the tenant (of one project if given), and the chart's data."""
     with memory.store.read() as tx:
-        every = tx.sessions(memory.tenant)
-        savings = tx.savings(memory.tenant, project, None)
-    per_project: dict[str, list[SessionOverview]] = defaultdict(list)
-    for row in every:
-        per_project[row.project].append(row)
-    projects = [
-        ProjectRow(name, len(rows), sum(r.loops for r in rows), sum(tokens(r.archived_chars) for r in rows),
-                   max(r.last_at for r in rows))
-        for name, rows in per_project.items()
-    ]
-    projects.sort(key=lambda p: p.last_at, reverse=True)
-    chosen = [r for r in every if project is None or r.project == project]
-    return Overview(projects, chosen[:limit], len(chosen), savings)
+        projects = tx.projects(memory.tenant)
+        sessions = tx.sessions(memory.tenant, project, limit)
+        savings = tx.savings(memory.tenant, project, None, CHART_LIMIT)
+    total = sum(n for name, n in projects if project is None or name == project)
+    return Overview(projects, sessions, total, savings)
 
 
 @dataclass(frozen=True)
@@ -94,7 +78,7 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         wanted = {source for _, source, _ in links} | {s.retired_by for s in page if s.retired_by}
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted(wanted))}
         counts = tx.counts(key)
-        savings = tx.savings(key.tenant, key.project, key.session)
+        savings = tx.savings(key.tenant, key.project, key.session, CHART_LIMIT)
     archived: dict[int, list[Slot]] = defaultdict(list)
     merged: dict[int, list[Slot]] = defaultdict(list)
     for constraint_id, source, relation in links:
