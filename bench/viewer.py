@@ -8,10 +8,12 @@ and projects, mostly archived), built the same way. Each page is fetched through
 process (Starlette's test client, no sockets), behind the real guard (cookie, Host, headers), and
 compared with its floor, measured in the same run on the same file:
 
-    sessions page   vs  the store's session list alone (tx.sessions)
+    static file     (the request overhead of the in-process client and the guard)
+    sessions page   vs  the store's project and session lists alone
     timeline page   vs  vlk_get_history of the same session (300 slots)
     lessons page    vs  vlk_summarize_session (which reads the same visible constraints)
     context page    vs  vlk_fetch_context, the real (writing) call the dry run mirrors
+    preview_context vs  vlk_fetch_context, both in process (the dry run's own cost)
     search, tenant  vs  vlk_search_memory in one session (the indexed search)
 
 Figures (median and p95 ms, ratio page / floor) go to bench/results/viewer.json and viewer.md.
@@ -77,16 +79,21 @@ def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
 
         def sessions_floor() -> None:
             with memory.store.read() as tx:
-                tx.sessions(memory.tenant)
+                tx.projects(memory.tenant)
+                tx.sessions(memory.tenant, None, 200)
 
         rows = [
-            ("sessions page", page("/"), "tx.sessions", sessions_floor),
+            ("static file (the HTTP floor)", page("/static/viewer.css"), "(none: request overhead)",
+             lambda: None),
+            ("sessions page", page("/"), "tx.projects + tx.sessions (200)", sessions_floor),
             ("timeline page", page(f"/session?{query}"), "vlk_get_history (300)",
              lambda: memory.get_history(session_id=perf.ACTIVE_SESSION, limit=300)),
             ("lessons page", page(f"/lessons?{query}"), "vlk_summarize_session",
              lambda: memory.summarize_session(session_id=perf.ACTIVE_SESSION)),
             ("context page (dry run)", page(f"/context?{query}"), "vlk_fetch_context",
              lambda: memory.fetch_context(session_id=perf.ACTIVE_SESSION)),
+            ("Memory.preview_context", lambda: memory.preview_context(session_id=perf.ACTIVE_SESSION),
+             "vlk_fetch_context", lambda: memory.fetch_context(session_id=perf.ACTIVE_SESSION)),
             ("search page, every session", page("/search?" + urlencode({"q": perf.NEEDLE})),
              "vlk_search_memory (one session)",
              lambda: memory.search_memory(query=perf.NEEDLE, session_id=perf.ACTIVE_SESSION)),
@@ -96,7 +103,7 @@ def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
             fast = samples if "search" not in name and "sessions" not in name else max(3, samples // 4)
             a, b = stats(timed(action, fast)), stats(timed(floor, fast))
             found.append({"slots": n, "page": name, **a, "floor": floor_name, "floor_median_ms": b["median_ms"],
-                          "ratio": round(a["median_ms"] / b["median_ms"], 2) if b["median_ms"] else None,
+                          "ratio": round(a["median_ms"] / b["median_ms"], 2) if b["median_ms"] > 0.001 else None,
                           "samples": fast})
             perf.say(f"{n:>8,} {name:<28} {a['median_ms']:9.2f} ms   floor {floor_name}: {b['median_ms']:.2f} ms")
         return found
@@ -123,7 +130,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for row in results["rows"]:
         lines.append(f"| {row['slots']:,} | {row['page']} | {row['median_ms']:.2f} | {row['p95_ms']:.2f} | "
-                     f"{row['floor']} | {row['floor_median_ms']:.2f} | x{row['ratio']} |")
+                     f"{row['floor']} | {row['floor_median_ms']:.2f} | {'x' + str(row['ratio']) if row['ratio'] else '-'} |")
     return "\n".join(lines) + "\n"
 
 

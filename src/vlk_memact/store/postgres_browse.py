@@ -90,18 +90,23 @@ class PostgresBrowse:
         return [slot_from_row(r) for r in rows]
 
     def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
+        # Only the filters given, so that a project or a session narrows the index range, not the rows read.
+        where, params = "x.tenant = %s", [tenant]
+        for column, value in (("project", project), ("session_id", session)):
+            if value is not None:
+                where += f" AND x.{column} = %s"
+                params.append(value)
         rows = self._rows(
-            """SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
+            f"""SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
                    COALESCE(SUM(length(c.raw_log)), 0)
                FROM (SELECT x.id, x.project, x.session_id, x.origin, x.created_at FROM agent_timeline x
-                     WHERE x.tenant = %s AND x.origin IN ('anchor', 'lesson')
-                         AND (%s::text IS NULL OR x.project = %s) AND (%s::text IS NULL OR x.session_id = %s)
+                     WHERE {where} AND x.origin IN ('anchor', 'lesson')
                          AND EXISTS (SELECT 1 FROM agent_timeline r WHERE r.retired_by = x.id)
                      ORDER BY x.id DESC LIMIT %s) a
                JOIN agent_timeline s ON s.retired_by = a.id AND s.retired_reason IN ('loop', 'time_travel')
                LEFT JOIN memory_contents c ON c.id = s.content_id
                GROUP BY a.id, a.project, a.session_id, a.origin, a.created_at ORDER BY a.created_at, a.id""",
-            (tenant, project, project, session, session, limit),
+            (*params, limit),
         )
         return [Saving(int(i), p, s, o, at, int(n), int(ch)) for i, p, s, o, at, n, ch in rows]
 

@@ -92,18 +92,23 @@ class SqliteBrowse:
         return [slot_from_row(r) for r in rows]
 
     def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
+        # Only the filters given, so that a project or a session narrows the index range, not the rows read.
+        where, params = "tenant = ?", [tenant]
+        for column, value in (("project", project), ("session_id", session)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                params.append(value)
         rows = self._conn.execute(
-            """SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
+            f"""SELECT a.id, a.project, a.session_id, a.origin, a.created_at, COUNT(s.id),
                    COALESCE(SUM(LENGTH(c.raw_log)), 0)
-               FROM (SELECT id, project, session_id, origin, created_at FROM agent_timeline
-                     WHERE tenant = ? AND origin IN ('anchor', 'lesson')
-                         AND (? IS NULL OR project = ?) AND (? IS NULL OR session_id = ?)
-                         AND EXISTS (SELECT 1 FROM agent_timeline r WHERE r.retired_by = agent_timeline.id)
+               FROM (SELECT id, project, session_id, origin, created_at FROM agent_timeline x
+                     WHERE {where} AND origin IN ('anchor', 'lesson')
+                         AND EXISTS (SELECT 1 FROM agent_timeline r WHERE r.retired_by = x.id)
                      ORDER BY id DESC LIMIT ?) a
                JOIN agent_timeline s ON s.retired_by = a.id AND s.retired_reason IN ('loop', 'time_travel')
                LEFT JOIN memory_contents c ON c.id = s.content_id
                GROUP BY a.id ORDER BY a.created_at, a.id""",
-            (tenant, project, project, session, session, limit),
+            (*params, limit),
         )
         return [Saving(*row) for row in rows]
 
