@@ -388,3 +388,13 @@ def test_the_cli_refuses_a_non_loopback_bind_without_the_flag(tmp_path: Any, cap
     assert code == 1
     err = capsys.readouterr().err
     assert "refusing to serve the viewer on 0.0.0.0" in err and "--allow-remote" in err
+
+
+def test_a_remote_bind_still_needs_the_token_and_answers_only_to_the_names_given(memory: Memory) -> None:
+    seed(memory)
+    viewer = build_app(memory, host="0.0.0.0", port=PORT, extra_hosts=("viewer.lan",))
+    assert viewer.url.startswith(f"http://127.0.0.1:{PORT}/?token=")
+    lan = TestClient(viewer.app, base_url=f"http://viewer.lan:{PORT}")
+    assert lan.get("/").status_code == 401
+    assert lan.get("/?token=" + viewer.secrets.token).status_code == 200
+    assert lan.get("/", headers={"host": f"elsewhere.lan:{PORT}"}).status_code == 421

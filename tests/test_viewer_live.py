@@ -113,3 +113,4 @@ def test_live_clients_are_bounded_and_released_when_pages_close(seeded_file: str
         conn.close()
         for stream in streams:
             stream.close()
+
