@@ -25,7 +25,7 @@ from .families import (
     _fallback,
 )
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint", "group"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EMPTY = Fingerprint("empty", "empty:", ("empty:",))
@@ -60,3 +60,6 @@ def fingerprint(text: str) -> Fingerprint:
     except Exception:  # a defect here must degrade grouping, never crash the server (spec defect 10)
         digest = hashlib.blake2b(str(text).encode("utf-8", "replace"), digest_size=8).hexdigest()
         return Fingerprint("fallback", f"fallback:unparsed {digest}", (f"fallback:unparsed {digest}",))
+
+
+from .grouping import group  # noqa: E402  (group() calls fingerprint(), defined above)
