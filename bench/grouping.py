@@ -46,12 +46,13 @@ from drain3 import TemplateMiner  # noqa: E402
 from prototype_fingerprint import fingerprint_log  # noqa: E402
 
 from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint, group  # noqa: E402
-from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY  # noqa: E402
+from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY, STABLE  # noqa: E402
 
 LOGHUB_META = ("LineId", "Content", "EventId", "EventTemplate")
 METHODS = ("ours", "keys only", "drain3", "prototype")
 SIMILARITY_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 2.0)  # 2.0 = stage 2 off
-MIN_TOKENS_GRID = (2, 3, 4, 5, 6)
+MIN_TOKENS_GRID = (3, 4, 5, 6)
+STABLE_GRID = (STABLE,)  # a design rule (the loop threshold), not tuned: see grouping.py
 PRECISION_FLOOR = 0.99
 
 
@@ -221,7 +222,7 @@ def timing(samples: list[float]) -> dict[str, float]:
     }
 
 
-Config = tuple[float, int]
+Config = tuple[float, int, int]  # similarity, min_tokens, stable
 
 
 def grid_scores(
@@ -236,20 +237,21 @@ def grid_scores(
     corpus_prints = [fingerprint(t) for t in corpus[0]]
     per: dict[Config, dict[str, dict[str, dict[str, float]]]] = {}
     on_corpus: dict[Config, dict[str, float]] = {}
-    for config in itertools.product(SIMILARITY_GRID, MIN_TOKENS_GRID):
-        if config[0] > 1 and config[1] != MIN_TOKENS_GRID[0]:
-            continue  # stage 2 off: min_tokens is irrelevant
-        sim, min_tokens = config
+    for config in itertools.product(SIMILARITY_GRID, MIN_TOKENS_GRID, STABLE_GRID):
+        if config[0] > 1 and config[1:] != (MIN_TOKENS_GRID[0], STABLE_GRID[0]):
+            continue  # stage 2 off: the other two are irrelevant
+        sim, min_tokens, stable = config
         per[config] = {
             name: {
                 view: scores(truth, group(texts, fingerprints=prints[name, view], similarity=sim,
-                                          min_tokens=min_tokens))
+                                          min_tokens=min_tokens, stable=stable))
                 for view, (texts, truth) in views.items()
             }
             for name, views in sets.items()
         }
         on_corpus[config] = scores(
-            corpus[1], group(corpus[0], fingerprints=corpus_prints, similarity=sim, min_tokens=min_tokens)
+            corpus[1],
+            group(corpus[0], fingerprints=corpus_prints, similarity=sim, min_tokens=min_tokens, stable=stable),
         )
     return per, on_corpus
 
@@ -261,16 +263,17 @@ def choose(
 ) -> Config:
     """The configuration with the best mean GA on ``systems`` whose precision holds on every one of them.
 
-    Ties go to the stricter configuration (higher similarity, then more tokens): precision first.
+    Ties go to the stricter configuration (higher similarity, more tokens, a lower stability
+    bound): precision first.
     """
     def admissible(config: Config) -> bool:
         return on_corpus[config]["precision"] >= 1.0 and all(
             per[config][s][v]["precision"] >= PRECISION_FLOOR for s in systems for v in per[config][s]
         )
 
-    def value(config: Config) -> tuple[float, float, int]:
+    def value(config: Config) -> tuple[float, float, int, int]:
         ga = statistics.fmean(per[config][s][v]["ga"] for s in systems for v in per[config][s])
-        return (round(ga, 6), config[0], config[1])
+        return (round(ga, 6), config[0], config[1], -config[2])
 
     candidates = [c for c in per if admissible(c)] or list(per)
     return max(candidates, key=value)
@@ -284,7 +287,7 @@ def leave_one_out(
     held: dict[str, dict] = {}
     for out in systems:
         config = choose(per, on_corpus, [s for s in systems if s != out])
-        held[out] = {"similarity": config[0], "min_tokens": config[1], **per[config][out]}
+        held[out] = {"similarity": config[0], "min_tokens": config[1], "stable": config[2], **per[config][out]}
     full = choose(per, on_corpus, systems)
     views = ("content", "raw")
     summary = {
@@ -300,8 +303,8 @@ def leave_one_out(
         summary[view]["ga_drop"] = summary[view]["tuned_on_all_mean_ga"] - summary[view]["loso_mean_ga"]
     return {
         "held_out": held,
-        "chosen_on_all": {"similarity": full[0], "min_tokens": full[1]},
-        "shipped": {"similarity": SIMILARITY, "min_tokens": MIN_TOKENS},
+        "chosen_on_all": {"similarity": full[0], "min_tokens": full[1], "stable": full[2]},
+        "shipped": {"similarity": SIMILARITY, "min_tokens": MIN_TOKENS, "stable": STABLE},
         "summary": summary,
         "corpus_at_choice": on_corpus[full],
     }
@@ -386,7 +389,8 @@ def markdown(result: dict) -> str:
     lines = [
         f"# Grouping benchmark (fingerprint v{result['fingerprint_version']}{', --quick' if result['quick'] else ''})",
         "",
-        "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = union-find over fingerprint keys;",
+        "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = `vlk_memact.fingerprint.group` (what the loop",
+        "detector runs); keys only = its first stage (exact text and shared fingerprint keys, the v2 behaviour);",
         "drain3 = `TemplateMiner()` with default settings; prototype = the reference `fingerprint_log` (spec §6.1).",
         "",
         head,
@@ -428,11 +432,52 @@ def markdown(result: dict) -> str:
         "| time per record | median µs | p99 µs | median µs, 80-120 chars | records |",
         "|---|---|---|---|---|",
     ]
-    for m in METHODS:
-        t = result["timing"][m]
+    for m, t in result["timing"].items():
         lines.append(
             f"| {m} | {t['median_us']:.1f} | {t['p99_us']:.1f} | {t['median_us_80_120_chars']:.1f} | {t['records']} |"
         )
+    g = result["group_500"]
+    lines += [
+        "",
+        f"Grouping {g['slots']} slots of a session (median of runs): `group()` from stored fingerprints "
+        f"{g['ours_stored_fingerprints_ms']:.2f} ms, from text (fingerprinting included) {g['ours_from_text_ms']:.2f} ms; "
+        f"Drain3 on the same records {g['drain3_ms']:.2f} ms "
+        f"(ratio ours stored / Drain3: {g['ours_stored_fingerprints_ms'] / g['drain3_ms']:.2f}).",
+    ]
+    loso = result["loso"]
+    lines += [
+        "",
+        "## Leave-one-system-out",
+        "",
+        "Similarity, minimum tokens and stability bound chosen on the seven other systems (best mean GA over Content and raw,",
+        f"pairwise precision >= {PRECISION_FLOOR} on each of the seven in both views, corpus precision 1.0), reported on the held-out one.",
+        "",
+        "| held out | similarity | min tokens | stable | Content GA | Content P | Content R | raw GA | raw P | raw R |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, h in loso["held_out"].items():
+        sim = "off" if h["similarity"] > 1 else f"{h['similarity']:.2f}"
+        c, r = h["content"], h["raw"]
+        lines.append(
+            f"| {name} | {sim} | {h['min_tokens']} | {h['stable']} | {fmt(c['ga'])} | {fmt(c['precision'])} | {fmt(c['recall'])} "
+            f"| {fmt(r['ga'])} | {fmt(r['precision'])} | {fmt(r['recall'])} |"
+        )
+    lines += ["", "| view | LOSO mean GA | LOSO min P | LOSO mean R | GA tuned on all 8 | drop |", "|---|---|---|---|---|---|"]
+    for view, v in loso["summary"].items():
+        lines.append(
+            f"| {view} | {fmt(v['loso_mean_ga'])} | {fmt(v['loso_min_precision'])} | {fmt(v['loso_mean_recall'])} "
+            f"| {fmt(v['tuned_on_all_mean_ga'])} | {fmt(v['ga_drop'])} |"
+        )
+    chosen, shipped = loso["chosen_on_all"], loso["shipped"]
+    lines += [
+        "",
+        f"Chosen on all eight: similarity {chosen['similarity']}, min tokens {chosen['min_tokens']}, stable "
+        f"{chosen['stable']}; shipped in `grouping.py`: similarity {shipped['similarity']}, min tokens "
+        f"{shipped['min_tokens']}, stable {shipped['stable']}"
+        + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
+        "",
+        f"Machine: {result['machine']}. Timings are noisy when other work shares the machine.",
+    ]
     return "\n".join(lines) + "\n"
 
 

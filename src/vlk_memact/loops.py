@@ -71,7 +71,10 @@ def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
     recorded = [s for s in slots if s.raw_log is not None]
     if len(recorded) < threshold:
         return []
-    labels = group([s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded])
+    # stable=threshold: two groups that are loops on their own are never joined by similarity
+    labels = group(
+        [s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded], stable=threshold
+    )
     members: dict[int, list[Slot]] = {}
     for label, slot in zip(labels, recorded, strict=True):
         members.setdefault(label, []).append(slot)

@@ -67,19 +67,16 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
 # classes apply to them (see the rule table in ``grouping.py``): the value of a ``key=value``
-# pair that is quoted or holds punctuation, a number with its unit, and an empty value. Error codes (``E0277``,
+# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value,
+# and dot leaders are separators. Error codes (``E0277``,
 # ``ORA-00942``) stay verbatim: they are anchors.
 _CODE = r"[A-Z]{1,4}-?\d{3,5}"
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
     ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    # a number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms)
-    (
-        "",
-        r"(?<![\w.])\d[\d.,]*\s?(?:[KMGTP]i?B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)"
-        r"(?![\w.])",
-    ),
+    # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
+    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
     ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # digit token, codes kept
 )
 
@@ -111,7 +108,15 @@ _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
-_EMPTY_VALUE = re.compile(r"(?<=[\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
+_EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
+_EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
+# A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
+# A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
+_UNIT = re.compile(
+    r"(?:[<>~≈]=?)?<\*>(?: (?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.]))?"
+)
+# Dot leaders align a label with its value (``instruction......0``, ``Checking deps.... ok``).
+_DOT_LEADER = re.compile(r"\.{3,}")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
 
 
@@ -124,8 +129,14 @@ def _mask(text: str) -> str:
 
 def _mask_log(text: str) -> str:
     """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay."""
-    text = _EMPTY_VALUE.sub(r"\1<*>\2", text[:_LINE_CAP])
+    text = text[:_LINE_CAP]
+    if _EMPTY_CUES.search(text):
+        text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
+    if "..." in text:
+        text = _DOT_LEADER.sub(" ", text)
     masked = _volatile(text, 1).sub("<*>", text)
+    if "<*>" in masked:
+        masked = _UNIT.sub("<*>", masked)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 

@@ -50,9 +50,11 @@ from . import fingerprint as _fingerprint_text
 from .core import Fingerprint
 
 #: Fraction of token positions that must agree for an unanchored line to join a group.
-SIMILARITY = 0.85
+SIMILARITY = 0.8
 #: Keys with fewer tokens are only grouped by equality.
 MIN_TOKENS = 6
+#: Two groups that both have at least this many records are not joined by similarity.
+STABLE = 3
 
 _SIMILAR_KINDS = frozenset({"fallback"})
 _PLACEHOLDER = "<*>"
@@ -121,9 +123,19 @@ def _similarity(template: list[str | None], tokens: list[str]) -> float:
     return equal / informative if informative else -1.0
 
 
-def _join_similar(fps: Sequence[Fingerprint], parent: list[int], similarity: float, min_tokens: int) -> None:
-    """Stage 2: Drain's online clustering over the first record of each stage-1 group, in input order."""
-    templates: dict[int, list[tuple[int, list[str | None]]]] = {}
+def _join_similar(
+    fps: Sequence[Fingerprint], parent: list[int], similarity: float, min_tokens: int, stable: int
+) -> None:
+    """Stage 2: Drain's online clustering over the first record of each stage-1 group, in input order.
+
+    Two groups that each repeat ``stable`` times or more are never joined: each is a loop on its own
+    already, so joining them gains nothing and risks hiding a real difference (``opened``/``closed``).
+    """
+    sizes: dict[int, int] = {}
+    for index in range(len(fps)):
+        root = _find(parent, index)
+        sizes[root] = sizes.get(root, 0) + 1
+    templates: dict[int, list[list]] = {}  # token count -> [first root, template, records so far]
     seen: set[int] = set()
     for index, fp in enumerate(fps):
         root = _find(parent, index)
@@ -134,19 +146,23 @@ def _join_similar(fps: Sequence[Fingerprint], parent: list[int], similarity: flo
         if len(tokens) < min_tokens:
             continue
         bucket = templates.setdefault(len(tokens), [])
-        best, best_score = -1, similarity - 1e-9
-        for position, (_, template) in enumerate(bucket):
-            score = _similarity(template, tokens)
-            if score >= best_score and (best < 0 or score > best_score):
-                best, best_score = position, score
-        if best < 0:
-            bucket.append((root, list(tokens)))
+        size = sizes[root]
+        best, best_score = None, similarity - 1e-9
+        for entry in bucket:
+            if size >= stable and entry[2] >= stable:
+                continue
+            score = _similarity(entry[1], tokens)
+            if score >= best_score and (best is None or score > best_score):
+                best, best_score = entry, score
+        if best is None:
+            bucket.append([root, list(tokens), size])
             continue
-        first, template = bucket[best]
+        template = best[1]
         for i, token in enumerate(tokens):
             if template[i] is not None and template[i] != token:
                 template[i] = None
-        _union(parent, first, root)
+        best[2] += size
+        _union(parent, best[0], root)
 
 
 def _labels(parent: list[int]) -> list[int]:
@@ -161,6 +177,7 @@ def group(
     fingerprints: Sequence[Fingerprint] | None = None,
     similarity: float = SIMILARITY,
     min_tokens: int = MIN_TOKENS,
+    stable: int = STABLE,
 ) -> list[int]:
     """One label per text (equal labels = the same error). Deterministic for a given order; never raises.
 
@@ -175,7 +192,7 @@ def group(
         parent = list(range(len(clean)))
         _join_by_keys(clean, fps, parent)
         if similarity <= 1.0:
-            _join_similar(fps, parent, similarity, min_tokens)
+            _join_similar(fps, parent, similarity, min_tokens, stable)
         return _labels(parent)
     except Exception:  # a defect here must degrade grouping to exact text, never break the pipeline
         dense: dict[str, int] = {}
