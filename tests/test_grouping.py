@@ -150,3 +150,18 @@ def test_general_value_classes_are_masked_in_log_lines() -> None:
     for a, b in same:
         assert fingerprint(a).key == fingerprint(b).key, (a, b)
     assert fingerprint("query failed: ORA-00942").key != fingerprint("query failed: ORA-01017").key
+
+
+def test_groups_that_are_loops_on_their_own_are_not_joined() -> None:
+    opened = ["pam session opened for user root on the console terminal"] * 3
+    closed = ["pam session closed for user root on the console terminal"] * 3
+    assert group(opened + closed) == [0, 0, 0, 1, 1, 1]
+    assert group(opened + closed[:1]) == [0, 0, 0, 0]  # a lone variant joins (one side is small)
+    assert group(opened + closed, stable=10**9) == [0] * 6
+
+
+def test_lines_cut_at_the_key_cap_join_only_by_equal_keys() -> None:
+    head = "worker pool reported a failure while processing the batch " * 4
+    a, b = head + "alpha tail words here", head + "beta tail words here"
+    assert fingerprint(a).key.split("~")[0] == fingerprint(b).key.split("~")[0]
+    assert group([a, b]) == [0, 1]
