@@ -49,7 +49,9 @@ anchors (an access log's ``status: 200`` is not an error; the http family keeps 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,6 +90,7 @@ def _union(parent: list[int], a: int, b: int) -> None:
         parent[max(ra, rb)] = min(ra, rb)  # the oldest record stays the root: labels are stable
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_anchor(token: str) -> bool:
     return _ANCHOR_TOKEN.search(token) is not None
 
@@ -132,6 +135,7 @@ def _similarity(template: list[str | None], tokens: list[str]) -> float:
 class _Cluster:
     """A stage-2 cluster: its first group, its template (None = parameter), its records so far."""
 
+    order: int
     root: int
     template: list[str | None]
     size: int
@@ -144,12 +148,15 @@ def _join_similar(
 
     Two groups that each repeat ``stable`` times or more are never joined: each is a loop on its own
     already, so joining them gains nothing and risks hiding a real difference (``opened``/``closed``).
+    Candidates come from an index of (length, position, token): only clusters that can share enough
+    positions with a record are compared, so many distinct lines of one length stay cheap.
     """
     sizes: dict[int, int] = {}
     for index in range(len(fps)):
         root = _find(parent, index)
         sizes[root] = sizes.get(root, 0) + 1
-    templates: dict[int, list[_Cluster]] = {}  # by token count
+    postings: dict[tuple[int, int, str], list[_Cluster]] = {}
+    clusters: list[_Cluster] = []
     seen: set[int] = set()
     for index, fp in enumerate(fps):
         root = _find(parent, index)
@@ -157,25 +164,33 @@ def _join_similar(
             continue
         seen.add(root)
         tokens = fp.key.split(":", 1)[-1].split(" ")
-        if len(tokens) < min_tokens:
+        size, length = sizes[root], len(tokens)
+        if length < min_tokens:
             continue
-        bucket = templates.setdefault(len(tokens), [])
-        size = sizes[root]
+        # Pigeonhole: a cluster with at least `need` equal positions shares a token with the record in
+        # any `length - need + 1` positions, so the rarest ones give every candidate.
+        need = math.ceil(similarity * length - 1e-9)
+        lists = sorted((postings.get((length, i, t), ()) for i, t in enumerate(tokens)), key=len)
+        candidates = sorted({c.order for found in lists[: max(1, length - need + 1)] for c in found})
         best: _Cluster | None = None
         best_score = similarity - 1e-9  # the first cluster at the threshold, then only a better one
-        for entry in bucket:
-            if size >= stable and entry.size >= stable:
+        for order in candidates:
+            cluster = clusters[order]
+            if size >= stable and cluster.size >= stable:
                 continue
-            score = _similarity(entry.template, tokens)
+            score = _similarity(cluster.template, tokens)
             if score > best_score:
-                best, best_score = entry, score
+                best, best_score = cluster, score
         if best is None:
-            bucket.append(_Cluster(root, list(tokens), size))
+            cluster = _Cluster(len(clusters), root, list(tokens), size)
+            clusters.append(cluster)
+            for position, token in enumerate(tokens):
+                postings.setdefault((length, position, token), []).append(cluster)
             continue
         template = best.template
         for i, token in enumerate(tokens):
             if template[i] is not None and template[i] != token:
-                template[i] = None
+                template[i] = None  # its postings go stale; _similarity checks the template itself
         best.size += size
         _union(parent, best.root, root)
 
