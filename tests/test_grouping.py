@@ -165,3 +165,21 @@ def test_lines_cut_at_the_key_cap_join_only_by_equal_keys() -> None:
     a, b = head + "alpha tail words here", head + "beta tail words here"
     assert fingerprint(a).key.split("~")[0] == fingerprint(b).key.split("~")[0]
     assert group([a, b]) == [0, 1]
+
+
+words = st.lists(st.sampled_from(["deploy", "step", "failed", "while", "running", "job", "on", "node", "the"]),
+                 min_size=6, max_size=14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, st.integers(0, 13), st.sampled_from(["E{:04d}", "ORA-{:05d}", "ERR_CODE_{}", "HTTP_{}_X"]),
+       st.integers(0, 9999), st.integers(0, 9999))
+def test_lines_that_differ_only_in_an_anchor_never_join(
+    base: list[str], at: int, form: str, a: int, b: int
+) -> None:
+    if a == b:
+        return
+    at = min(at, len(base))
+    first = " ".join([*base[:at], form.format(a), *base[at:]])
+    second = " ".join([*base[:at], form.format(b), *base[at:]])
+    assert group([first, second]) == [0, 1]

@@ -67,10 +67,10 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
 # classes apply to them (see the rule table in ``grouping.py``): the value of a ``key=value``
-# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value,
-# and dot leaders are separators. Error codes (``E0277``,
-# ``ORA-00942``) stay verbatim: they are anchors.
-_CODE = r"[A-Z]{1,4}-?\d{3,5}"
+# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
+# dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
+# (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
+_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
