@@ -310,7 +310,7 @@ class Memory:
                 conflicts = find_conflicts(constraints)
         live_keys = {k for s in present for k in s.fingerprint_keys}
         rendered = render_context(
-            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget
+            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
         )
         return ContextResult(
             session_id=key.session,
