@@ -462,7 +462,9 @@ def _context_result(
 ) -> ContextResult:
     """Render the pipeline's outcome within the budget (outside the transaction: rendering is pure)."""
     live_keys = {k for s in present for k in s.fingerprint_keys}
-    rendered = render_context(key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget)
+    rendered = render_context(
+        key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
+    )
     return ContextResult(
         session_id=key.session,
         project=key.project,
