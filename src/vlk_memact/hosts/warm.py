@@ -178,7 +178,7 @@ def serve(path: str) -> None:
 
     from ..config import Settings, detect_project
     from ..engine import Memory
-    from . import claude_code, commands, runner
+    from . import commands, runner
 
     lock = open(path + ".lock", "w")
     try:
@@ -211,17 +211,20 @@ def serve(path: str) -> None:
 
     def answer(conn: socket.socket) -> None:
         with conn:
+            host = "?"
             try:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
-                if request.get("v") != PROTOCOL or request.get("host") != claude_code.HOST:
+                host = str(request.get("host"))
+                if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
                     raise ValueError("unknown request")
+                adapter = commands.host_module(host)
                 settings = Settings.from_env(request["env"])
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
                 name, reply, problem = runner.answer_event(
-                    claude_code.handle, request["event"], settings, skip=skip, opener=opener)
+                    adapter.handle, request["event"], settings, skip=skip, opener=opener)
             except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
                 name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
-            line = runner.report(claude_code.HOST, name, problem, to_stderr=False) if problem else None
+            line = runner.report(host, name, problem, to_stderr=False) if problem else None
             try:
                 text = json.dumps(reply, ensure_ascii=False) if reply else ""
                 conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
