@@ -10,6 +10,6 @@ hook process itself goes through warm.py (a long-lived server per installation a
 process answers alone).
 
 A new host: a module like claude_code.py (HOST, STORE_ONLY_EVENTS and handle(event, memory), which turns
-the host's events into capture.ToolCall and calls the core with the host's tool names), its name in
-commands.HOSTS and hook_main, its handler in warm.serve, and its installer.
+the host's events into capture.ToolCall and calls the core with the host's tool names), one line in
+commands.HANDLERS, and its installer.
 """
