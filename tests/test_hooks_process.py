@@ -273,3 +273,12 @@ def test_twenty_hook_processes_and_two_stdio_servers_on_one_file(tmp_path: Path,
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     gaps = db.execute("SELECT session_id, COUNT(*), MAX(sequence_order) FROM agent_timeline GROUP BY session_id")
     assert all(count == top for _, count, top in gaps)
+
+
+def test_lazy_package_names_keep_the_function_named_fingerprint() -> None:
+    """`from vlk_memact import Memory, fingerprint` gave the function before names became lazy; it still does."""
+    code = ("from vlk_memact import Memory, fingerprint\nimport vlk_memact\n"
+            "assert callable(fingerprint) and vlk_memact.fingerprint is fingerprint\n"
+            "assert fingerprint('KeyError: x').kind\nprint('ok')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hook process several ms
 if TYPE_CHECKING:
     from typing import Any
@@ -44,6 +46,24 @@ _HOME = {
                      "RecordResult", "RevokeResult", "SearchResult", "SlotView", "SummaryResult", "TemporalState",
                      "TimeTravelResult"), "model"),
 }
+
+
+class _Package(type(sys)):  # type: ignore[misc]
+    """`vlk_memact.fingerprint` is the function, as before names became lazy: importing the subpackage of the
+    same name (the engine does) would otherwise set the attribute to the module."""
+
+    @property
+    def fingerprint(self) -> Any:
+        from .fingerprint import fingerprint
+
+        return fingerprint
+
+    @fingerprint.setter
+    def fingerprint(self, value: Any) -> None:
+        pass  # the import system announcing the subpackage; sys.modules has it
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
