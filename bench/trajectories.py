@@ -57,6 +57,7 @@ class Trajectory:
     project: str
     source: str
     steps: list[Step]
+    task: str = ""  # the first user message: the task as the agent was given it
 
 
 def project_of(instance_id: str) -> str:
@@ -124,5 +125,7 @@ def load(limit: int | None = None, names: set[str] | None = None) -> list[Trajec
             if names is not None and name not in names:
                 continue
             taken += 1
-            found.append(Trajectory(name, project_of(name), source, parse(data[key])))
+            turns = data[key]
+            task = next((str(t.get("content") or t.get("text") or "") for t in turns if t.get("role") == "user"), "")
+            found.append(Trajectory(name, project_of(name), source, parse(turns), task))
     return found
