@@ -39,7 +39,7 @@ from guard_truth import LOOP_THRESHOLD, judge_denial, loop_repeats  # noqa: E402
 from trajectories import SOURCES, Trajectory, load  # noqa: E402
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.hosts import claude_code  # noqa: E402
+from vlk_memact.hosts import claude_code, guard  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 SPLITS = ("tune", "held-out")
@@ -67,15 +67,50 @@ def fixed_split() -> dict[str, str]:
 
 
 # ---- rules ----
+# The product's rule is whatever vlk_memact/hosts/guard.py decides ("shipped"). The other rules put back
+# one or both of the two predicates of issue 11 taken literally (as first shipped, commit 4142f20): every
+# successful shell command is a change, and every whitespace run of the input is collapsed.
+
+
+def _every_shell_success_changes(tool_name: str, edit_tools: Any = guard.EDIT_TOOLS,
+                                 shell_tools: Any = guard.SHELL_TOOLS, tool_input: Any = None) -> bool:
+    return tool_name in edit_tools or tool_name in shell_tools
+
+
+def _all_whitespace_collapsed(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {str(k): _all_whitespace_collapsed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_all_whitespace_collapsed(v) for v in value]
+    return value
 
 
 @contextmanager
-def default_rule() -> Iterator[None]:
-    """The product as shipped: nothing changed."""
-    yield
+def _patched(**predicates: Callable[..., Any]) -> Iterator[None]:
+    saved = {name: getattr(guard, name) for name in predicates}
+    try:
+        for name, function in predicates.items():
+            setattr(guard, name, function)
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(guard, name, function)
 
 
-RULES: dict[str, Callable[[], Any]] = {"default": default_rule}
+RULES: dict[str, Callable[[], Any]] = {
+    "as specified": lambda: _patched(changes_state=_every_shell_success_changes, _normalise=_all_whitespace_collapsed),
+    "reads are no change": lambda: _patched(_normalise=_all_whitespace_collapsed),
+    "indentation kept": lambda: _patched(changes_state=_every_shell_success_changes),
+    "shipped": lambda: _patched(),
+}
+RULE_NOTES = {
+    "as specified": "issue 11 literally: any successful Bash command is a change; every whitespace run collapsed",
+    "reads are no change": "a successful command that only reads (hosts/read_only.py) is no change; whitespace collapsed",
+    "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of the call",
+    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the call",
+}
 
 
 # ---- one trajectory ----
@@ -274,6 +309,8 @@ def report(results: list[Result], rules: list[str], figures: dict[str, Any], qui
         "before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
         "PostToolUse with the output as `stdout`), fed even when the guard denied the call.",
         "",
+        "Rules, side by side in the same run: " + "; ".join(f"**{r}**: {RULE_NOTES[r]}" for r in rules) + ".",
+        "",
         "Rule choices were made on the **tune** half and are reported on the **held-out** half (per source, "
         "the ceil(n/2) trajectories with the smallest sha256 of their instance id are the tune half).",
         "",
@@ -330,15 +367,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two trajectories of each format")
     parser.add_argument("--only", action="append", metavar="NAME", help="replay only this instance id")
+    parser.add_argument("--part", choices=("tune", "held-out", "all"), default="all",
+                        help="replay only one half (choose rules with --part tune, never looking at held-out)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for guard.json and guard.md")
     args = parser.parse_args()
     split = fixed_split()
     trajectories = load(2 if args.quick else None, set(args.only) if args.only else None)
+    trajectories = [t for t in trajectories if args.part in ("all", split[t.name])]
     rules = list(RULES)
     results = run(trajectories, split, rules)
     figures = table(results, rules)
     args.out.mkdir(parents=True, exist_ok=True)
-    suffix = "-quick" if args.quick or args.only else ""
+    suffix = "-quick" if args.quick or args.only or args.part != "all" else ""
     payload = {"rules": rules, "figures": figures, "trajectories": [asdict(r) | {"handle_ms": None} for r in results]}
     (args.out / f"guard{suffix}.json").write_text(json.dumps(payload, indent=2))
     text = report(results, rules, figures, args.quick)

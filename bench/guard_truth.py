@@ -27,7 +27,6 @@ Definitions (stated in bench/results/guard.md too):
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 
 from trajectories import Step, Trajectory
@@ -69,85 +68,51 @@ def verbatim_key(observation: str) -> str:
 
 
 # ---- changes nothing ----
+# Deliberately simpler than the product's shell reader test (vlk_memact/hosts/read_only.py) and written
+# apart from it: plain text, no shell parsing, so quoting never makes a writer look like a reader.
 
-_READ_ONLY = {
-    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "nl", "wc", "pwd",
-    "echo", "printf", "sort", "uniq", "cut", "tr", "diff", "cmp", "file", "stat", "du", "df", "which",
-    "type", "whoami", "date", "tree", "realpath", "readlink", "dirname", "basename", "true", "false", "test",
-    "[", "column", "od", "hexdump", "xxd", "md5sum", "sha256sum", "id", "uname", "hostname", "printenv",
-    # SWE-agent's own read-only tools (they move the window or search; the edit target stays)
+_READERS = {
+    "ls", "cat", "head", "tail", "grep", "egrep", "rg", "nl", "wc", "pwd", "echo", "sort", "uniq", "cut",
+    "diff", "file", "stat", "which", "tree", "realpath", "dirname", "basename", "true", "test",
+    # SWE-agent's viewer and search commands (its `open` and `create` change the file `edit` writes to)
     "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file",
 }
-_GIT_READ_ONLY = {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "describe", "shortlog"}
-_PIP_READ_ONLY = {"list", "show", "freeze", "check", "--version", "-V"}
-_FIND_WRITES = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
-_SEPARATOR_CHARS = set(";&|\n")
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _tokens(command: str) -> list[str] | None:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
-    lexer.whitespace = " \t\r"  # keep newlines: they separate commands
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: cannot tell, so assume it changes something
-        return None
-
-
-def _segment_changes_nothing(words: list[str]) -> bool:
-    while words and _ENV_ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words:
-        return True
-    program = words[0].rsplit("/", 1)[-1]
-    args = words[1:]
-    if program == "xargs":
-        rest = [w for w in args if not w.startswith("-")]
-        return bool(rest) and _segment_changes_nothing(rest)
-    if program == "sed":
-        return not any(a == "-i" or a.startswith("-i") or a.startswith("--in-place") for a in args)
-    if program == "find":
-        return not any(a in _FIND_WRITES for a in args)
-    if program == "awk" or program == "gawk":
-        return not any("system(" in a or re.search(r"print[^|]*>", a) for a in args)
-    if program == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
-        return sub in _GIT_READ_ONLY
-    if program in ("pip", "pip3"):
-        return bool(args) and args[0] in _PIP_READ_ONLY
-    return program in _READ_ONLY
+_GIT_READERS = {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse"}
+_HARMLESS_REDIRECTS = re.compile(r"[12]?>\s*/dev/null|2>&1|&>\s*/dev/null")
+_COMMAND_SEPARATORS = re.compile(r"&&|\|\||[;|&\n]")
 
 
 def changes_nothing(command: str) -> bool:
-    """True only when every part of the command line is recognisably read-only (see the module doc)."""
-    if "<<" in command or "$(" in command or "`" in command:
-        return False  # heredocs write files; substitutions run commands we cannot see
-    tokens = _tokens(command)
-    if tokens is None:
+    """True only when every command of the line starts with a known reader and nothing is written."""
+    text = _HARMLESS_REDIRECTS.sub(" ", command)
+    if any(mark in text for mark in (">", "<<", "$(", "`", "'", '"')) and not _quoted_args_only(text):
         return False
-    segment: list[str] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if set(token) <= _SEPARATOR_CHARS:
-            if segment and not _segment_changes_nothing(segment):
+    for part in _COMMAND_SEPARATORS.split(text):
+        words = [w for w in part.split() if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)] or [""]
+        program, args = words[0].rsplit("/", 1)[-1], words[1:]
+        if program == "":
+            continue
+        if program == "sed":
+            if any(a.startswith(("-i", "--in-place")) for a in args):
                 return False
-            segment = []
-        elif ">" in token and set(token) <= set("<>&|"):
-            if token.endswith("&") and following.isdigit():
-                index += 1  # `2>&1`: a descriptor copied, nothing written
-            elif following == "/dev/null":
-                index += 1
-            else:
-                return False  # output written to a file
-        elif token == "<":
-            index += 1  # input read from a file
-        elif token not in ("(", ")") and not (token.isdigit() and following.startswith(">")):
-            segment.append(token)  # a bare digit before '>' is a file descriptor, not an argument
-        index += 1
-    return not segment or _segment_changes_nothing(segment)
+        elif program == "find":
+            if any(a in ("-delete", "-exec", "-execdir", "-ok", "-fprint") for a in args):
+                return False
+        elif program == "git":
+            if next((a for a in args if not a.startswith("-")), "") not in _GIT_READERS:
+                return False
+        elif program == "xargs":
+            if next((a for a in args if not a.startswith("-")), "") not in _READERS:
+                return False
+        elif program not in _READERS:
+            return False
+    return True
+
+
+def _quoted_args_only(text: str) -> bool:
+    """Quotes are fine as long as no '>' or '<<' or substitution is left once quoted strings are removed."""
+    bare = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", "ARG", text)
+    return not any(mark in bare for mark in (">", "<<", "$(", "`", "'", '"'))
 
 
 # ---- the two questions ----
