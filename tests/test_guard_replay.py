@@ -151,18 +151,18 @@ def test_replay_runs_end_to_end_through_the_hook_handler(tmp_path: Path) -> None
     result = json.loads((tmp_path / "guard-quick.json").read_text())
     assert (tmp_path / "guard-quick.md").read_text().startswith("# The guard on real agent runs")
     replayed = result["trajectories"]
-    assert {r["name"] for r in replayed if r["rule"] == "default"} == set(names)
+    assert {r["name"] for r in replayed if r["rule"] == "shipped"} == set(names)
     for r in replayed:
         assert r["malformed_outputs"] == []
         assert r["tool_calls"] == sum(1 for s in load(names={r["name"]})[0].steps if s.action)
         for d in r["denials"]:
             assert d["verdict"] in ("identical", "different", "succeeded") and d["reason_chars"] > 0
-    default = [r for r in replayed if r["rule"] == "default"]
+    shipped = [r for r in replayed if r["rule"] == "shipped"]
     # clique-26 cycles through failing edits with nothing in between: the guard must have spoken.
-    assert sum(len(r["denials"]) for r in default) > 0
-    assert sum(r["post_injections"] for r in default) > 0  # loops were announced after a failure
-    total = result["figures"]["default"]["all"]["all"]
-    assert total["trajectories"] == 3 and total["denials"] == sum(len(r["denials"]) for r in default)
+    assert sum(len(r["denials"]) for r in shipped) > 0
+    assert sum(r["post_injections"] for r in shipped) > 0  # loops were announced after a failure
+    total = result["figures"]["shipped"]["all"]["all"]
+    assert total["trajectories"] == 3 and total["denials"] == sum(len(r["denials"]) for r in shipped)
 
 
 def test_the_data_is_there() -> None:
