@@ -18,6 +18,7 @@ Figures go to bench/results/guard.json and bench/results/guard.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import statistics
@@ -122,7 +123,8 @@ class Denial:
     command: str
     verdict: str  # identical | different | succeeded
     in_truth: bool
-    reason_chars: int
+    reason_chars: int  # what the model read instead of the output
+    output_chars: int  # the output the real step printed
 
 
 @dataclass
@@ -185,13 +187,15 @@ def _injected(output: dict[str, Any] | None) -> list[str]:
     return texts
 
 
-def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, database_url: str) -> Result:
+def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, database_url: str,
+           threshold: int = LOOP_THRESHOLD) -> Result:
     """Feed one trajectory's events to the handler on a fresh database; collect decisions and texts."""
     out = Result(trajectory.name, trajectory.source, split, rule, steps=len(trajectory.steps))
-    out.truth = sorted(loop_repeats(trajectory))
-    out.truth_any_change = sorted(loop_repeats(trajectory, require_nothing_changed=False))
+    out.truth = sorted(loop_repeats(trajectory, threshold=threshold))
+    out.truth_any_change = sorted(loop_repeats(trajectory, require_nothing_changed=False, threshold=threshold))
     started = time.perf_counter()
-    settings = Settings.from_env({})  # the defaults, whatever the caller's environment says
+    # The defaults, whatever the caller's environment says, but for the loop threshold asked for.
+    settings = dataclasses.replace(Settings.from_env({}), loop_threshold=threshold)
     with Memory(database_url, settings=settings, project=f"guard-replay/{trajectory.source}/{trajectory.name}") as memory:
 
         def send(event: dict[str, Any]) -> dict[str, Any] | None:
@@ -216,7 +220,8 @@ def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, datab
             if decision.get("permissionDecision") == "deny":
                 reason = decision.get("permissionDecisionReason")
                 out.denials.append(Denial(se.index, se.step.action or "", judge_denial(trajectory.steps, se.index),
-                                          se.index in truth, len(reason) if isinstance(reason, str) else 0))
+                                          se.index in truth, len(reason) if isinstance(reason, str) else 0,
+                                          len(se.step.observation)))
             elif decision.get("additionalContext"):
                 out.warnings += 1
             # What really happened, fed whatever the guard said.
@@ -225,14 +230,15 @@ def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, datab
     return out
 
 
-def run(trajectories: list[Trajectory], split: dict[str, str], rules: list[str]) -> list[Result]:
+def run(trajectories: list[Trajectory], split: dict[str, str], rules: list[str],
+        threshold: int = LOOP_THRESHOLD) -> list[Result]:
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="vlk-guard-") as tmp:
         for rule in rules:
             with RULES[rule]():
                 for number, t in enumerate(trajectories):
                     url = f"sqlite:///{tmp}/{rule}-{number}.db"
-                    results.append(replay(t, split[t.name], rule, claude_code.handle, url))
+                    results.append(replay(t, split[t.name], rule, claude_code.handle, url, threshold))
                     print(f"{rule}: {t.source}/{t.name}: {len(results[-1].denials)} denials", file=sys.stderr)
     return results
 
@@ -261,6 +267,8 @@ def totals(results: list[Result]) -> dict[str, Any]:
         "precision": round(verdicts["identical"] / len(denials), 4) if denials else None,
         "harm": round(verdicts["succeeded"] / len(denials), 4) if denials else None,
         "steps_saved": verdicts["identical"],
+        "output_chars_not_shown": sum(d.output_chars for d in denials if d.verdict == "identical"),
+        "deny_reason_chars": sum(d.reason_chars for d in denials),
         "saved_of_steps": round(verdicts["identical"] / steps, 4) if steps else None,
         "saved_of_failed": round(verdicts["identical"] / failed, 4) if failed else None,
         "loop_repeats": truth,
@@ -298,28 +306,35 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def report(results: list[Result], rules: list[str], figures: dict[str, Any], quick: bool) -> str:
-    command = "`.venv/bin/python bench/guard.py" + (" --quick`" if quick else "`")
-    lines = [
-        "# The guard on real agent runs",
-        "",
-        f"{command}: every trajectory of `../shared/data/trajectories-dev` replayed as one fresh Claude "
-        "Code session through `vlk_memact.hosts.claude_code.handle` (the function behind "
-        "`vlk-memact hook claude-code`): a PreToolUse for a Bash call with the step's action as `command` "
-        "before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
-        "PostToolUse with the output as `stdout`), fed even when the guard denied the call.",
-        "",
-        "Rules, side by side in the same run: " + "; ".join(f"**{r}**: {RULE_NOTES[r]}" for r in rules) + ".",
-        "",
-        "Rule choices were made on the **tune** half and are reported on the **held-out** half (per source, "
-        "the ceil(n/2) trajectories with the smallest sha256 of their instance id are the tune half).",
-        "",
+TARGETS = {"precision": 0.98, "harm": 0.01, "recall": 0.90}
+
+
+def target_lines(figures: dict[str, Any], rule: str) -> list[str]:
+    """The issue's targets, checked on the held-out half."""
+    t = figures[rule]["held-out"]["all"]
+
+    def verdict(ok: bool | None) -> str:
+        return "n/a" if ok is None else ("pass" if ok else "FAIL")
+
+    return [
+        "| target (held-out half, all sources) | measured | result |",
+        "| --- | --- | --- |",
+        f"| precision >= {TARGETS['precision']} | {_pct(t['precision'])} ({t['identical']}/{t['denials']}) | "
+        f"{verdict(None if t['precision'] is None else t['precision'] >= TARGETS['precision'])} |",
+        f"| harm <= {TARGETS['harm']:.0%} of denials | {_pct(t['harm'])} ({t['succeeded']}/{t['denials']}) | "
+        f"{verdict(None if t['harm'] is None else t['harm'] <= TARGETS['harm'])} |",
+        f"| loop repeats stopped >= {TARGETS['recall']:.0%} | {_pct(t['recall'])} "
+        f"({t['loop_repeats_stopped']}/{t['loop_repeats']}) | "
+        f"{verdict(None if t['recall'] is None else t['recall'] >= TARGETS['recall'])} |",
     ]
-    header = ("| rule | part | source | trajectories | steps | denials | identical error | failed differently | "
-              "succeeded (harm) | precision | harm | steps saved | loop repeats stopped | warnings | "
-              "other injections | largest injected text |")
-    lines += [header, "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-              "---: | ---: | ---: |"]
+
+
+def figures_table(rules: list[str], figures: dict[str, Any]) -> list[str]:
+    lines = ["| rule | part | source | trajectories | steps | denials | identical error | failed differently | "
+             "succeeded (harm) | precision | harm | steps saved | loop repeats stopped | warnings | "
+             "other injections | largest injected text |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+             "| ---: |"]
     for rule in rules:
         for split in ("held-out", "tune", "all"):
             for source in (*SOURCES, "all"):
@@ -332,13 +347,51 @@ def report(results: list[Result], rules: list[str], figures: dict[str, Any], qui
                     f" | {t['warnings']} | {t['post_injections'] + t['session_injections']} | "
                     f"{t['largest_injected']} chars |"
                 )
-    lines += ["", "## Every denial that was not an identical repeat", ""]
+    return lines
+
+
+def wrong_denials(results: list[Result]) -> list[str]:
     wrong = [(r, d) for r in results for d in r.denials if d.verdict != "identical"]
-    if not wrong:
-        lines.append("None.")
+    lines = [] if wrong else ["None."]
     for r, d in wrong:
         first = d.command.strip().splitlines()[0][:100] if d.command.strip() else ""
         lines.append(f"- {r.rule}, {r.split}: {r.source}/{r.name} step {d.step}: `{first}` -> {d.verdict}")
+    return lines
+
+
+def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str], command: str) -> str:
+    """runs: loop threshold -> (results, figures); the first is the main run, any other a stress run."""
+    (threshold, (results, figures)), *stress = runs.items()
+    product = rules[-1]
+    lines = [
+        "# The guard on real agent runs",
+        "",
+        f"`{command}`: every trajectory of `../shared/data/trajectories-dev` replayed as one fresh Claude "
+        "Code session through `vlk_memact.hosts.claude_code.handle` (the function behind "
+        "`vlk-memact hook claude-code`): a PreToolUse for a Bash call with the step's action as `command` "
+        "before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
+        "PostToolUse with the output as `stdout`), fed even when the guard denied the call. Default "
+        f"settings (loop threshold {threshold}, `VLK_HOOK_GUARD=deny`).",
+        "",
+        "Rules, side by side in the same run: " + "; ".join(f"**{r}**: {RULE_NOTES[r]}" for r in rules) + ".",
+        "",
+        "Rule choices were made on the **tune** half and are reported on the **held-out** half (per source, "
+        "the ceil(n/2) trajectories with the smallest sha256 of their instance id are the tune half).",
+        "",
+        f"Targets, rule **{rules[0]}**:", "", *target_lines(figures, rules[0]), "",
+        f"Targets, rule **{product}** (the product):", "", *target_lines(figures, product), "",
+        *figures_table(rules, figures),
+        "", "Every denial that was not an identical repeat:", "", *wrong_denials(results),
+        "", f"With the **{product}** rule the model read {figures[product]['all']['all']['deny_reason_chars']} "
+        f"characters of deny reasons instead of {figures[product]['all']['all']['output_chars_not_shown']} "
+        "characters of repeated error output (all trajectories).",
+    ]
+    for stress_threshold, (stress_results, stress_figures) in stress:
+        lines += ["", f"## Stress: loop threshold {stress_threshold}", "",
+                  f"The same replay with `VLK_LOOP_THRESHOLD={stress_threshold}` (loops form sooner, so the guard "
+                  "speaks sooner and more often; the recall denominator uses the same threshold).", "",
+                  *figures_table(rules, stress_figures), "",
+                  "Every denial that was not an identical repeat:", "", *wrong_denials(stress_results)]
     lines += ["", "## Definitions", "",
               "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
               "single action (a format error) ran no tool and sends no tool event.",
@@ -349,14 +402,19 @@ def report(results: list[Result], rules: list[str], figures: dict[str, Any], qui
               "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
               "masking memory addresses, durations, clock times, ISO dates and random temporary names "
               "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
-              f"- **Loop repeats** (the recall denominator, from the trajectories alone): a step that runs the "
-              f"same command (trailing whitespace aside) as the latest earlier step with that command, which "
-              f"failed; fails with the identical error; after that error had already occurred at least "
-              f"{LOOP_THRESHOLD} times in the trajectory; and every step in between failed, ran nothing, or is "
-              f"read-only by a conservative syntactic test (`changes_nothing`). Recall = those denied / all.",
+              "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
+              "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
+              "command, which failed; fails with the identical error; after that error had already occurred at "
+              "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
+              "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
+              "Recall = those denied / all.",
+              "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "
+              "and of all failed tool calls.",
               "- **Warnings**: PreToolUse allowed with `additionalContext`. **Other injections**: "
               "additionalContext of PostToolUse, PostToolUseFailure, SessionStart and UserPromptSubmit. "
               "**Largest injected text**: the longest additionalContext or deny reason, in characters.",
+              "- SWE-agent observations have no exit code: a failure (recognised from the text, "
+              "bench/trajectories.py) is sent as `Exit code 1`; a mini-swe-agent timeout as `Exit code 124`.",
               "", "Benchmark machine: 2 cores shared with other jobs; timings are in-process and only informative: "
               + "; ".join(f"{rule}: handle() median {figures[rule]['all']['all']['handle_ms_median']} ms, "
                           f"p95 {figures[rule]['all']['all']['handle_ms_p95']} ms" for rule in rules) + "."]
@@ -365,29 +423,45 @@ def report(results: list[Result], rules: list[str], figures: dict[str, Any], qui
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="two trajectories of each format")
+    parser.add_argument("--quick", action="store_true", help="two trajectories of each format, no stress run")
     parser.add_argument("--only", action="append", metavar="NAME", help="replay only this instance id")
     parser.add_argument("--part", choices=("tune", "held-out", "all"), default="all",
                         help="replay only one half (choose rules with --part tune, never looking at held-out)")
+    parser.add_argument("--stress-threshold", type=int, default=2,
+                        help="also replay with this VLK_LOOP_THRESHOLD (0: no stress run)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for guard.json and guard.md")
     args = parser.parse_args()
     split = fixed_split()
     trajectories = load(2 if args.quick else None, set(args.only) if args.only else None)
     trajectories = [t for t in trajectories if args.part in ("all", split[t.name])]
     rules = list(RULES)
-    results = run(trajectories, split, rules)
-    figures = table(results, rules)
+    thresholds = [LOOP_THRESHOLD] + ([args.stress_threshold] if args.stress_threshold and not args.quick else [])
+    runs: dict[int, tuple[list[Result], dict[str, Any]]] = {}
+    for threshold in thresholds:
+        results = run(trajectories, split, rules, threshold)
+        runs[threshold] = (results, table(results, rules))
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = "-quick" if args.quick or args.only or args.part != "all" else ""
-    payload = {"rules": rules, "figures": figures, "trajectories": [asdict(r) | {"handle_ms": None} for r in results]}
+    main_results, main_figures = runs[LOOP_THRESHOLD]
+    payload = {
+        "rules": {rule: RULE_NOTES[rule] for rule in rules},
+        "split": {"tune": sorted(n for n, p in split.items() if p == "tune"),
+                  "held-out": sorted(n for n, p in split.items() if p == "held-out")},
+        "loop_threshold": LOOP_THRESHOLD,
+        "figures": main_figures,
+        "stress": {str(t): figures for t, (_, figures) in runs.items() if t != LOOP_THRESHOLD},
+        "trajectories": [asdict(r) | {"handle_ms": None} for r in main_results],
+    }
     (args.out / f"guard{suffix}.json").write_text(json.dumps(payload, indent=2))
-    text = report(results, rules, figures, args.quick)
+    command = " ".join([".venv/bin/python bench/guard.py", *sys.argv[1:]])
+    text = report(runs, rules, command)
     (args.out / f"guard{suffix}.md").write_text(text)
-    print(text.split("## Every denial")[0])
-    malformed = sum(len(r.malformed_outputs) for r in results)
-    for r in results:
-        for problem in r.malformed_outputs[:5]:
-            print(f"malformed output: {r.name}: {problem}", file=sys.stderr)
+    print(text.split("| rule | part")[0])
+    malformed = sum(len(r.malformed_outputs) for results, _ in runs.values() for r in results)
+    for results, _ in runs.values():
+        for r in results:
+            for problem in r.malformed_outputs[:5]:
+                print(f"malformed output: {r.name}: {problem}", file=sys.stderr)
     return 1 if malformed else 0
 
 

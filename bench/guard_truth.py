@@ -134,12 +134,13 @@ def judge_denial(steps: list[Step], index: int) -> str:
     return "different"
 
 
-def loop_repeats(trajectory: Trajectory, require_nothing_changed: bool = True) -> set[int]:
+def loop_repeats(trajectory: Trajectory, require_nothing_changed: bool = True,
+                 threshold: int = LOOP_THRESHOLD) -> set[int]:
     """Indices of the identical repeats that follow a loop with nothing changed.
 
     Step s is one when: (a) an earlier step ran the same command (`canonical_command`) and the latest
     such step j failed; (b) s failed with the identical error (`error_key`) as j; (c) before s, the
-    trajectory had already failed with that error at least LOOP_THRESHOLD times (a loop, by any
+    trajectory had already failed with that error at least `threshold` times (a loop, by any
     command); (d) every step between j and s failed, ran nothing (a format error) or
     `changes_nothing`. With require_nothing_changed=False, (d) is dropped.
     """
@@ -156,7 +157,7 @@ def loop_repeats(trajectory: Trajectory, require_nothing_changed: bool = True) -
         j = last_run.get(command)
         if j is not None and steps[j].failed and step.failed:
             key = error_key(steps[j].observation)
-            if error_key(step.observation) == key and errors_seen[key] >= LOOP_THRESHOLD:
+            if error_key(step.observation) == key and errors_seen[key] >= threshold:
                 between = steps[j + 1 : index]
                 if not require_nothing_changed or all(
                     b.failed or b.action is None or changes_nothing(b.action) for b in between
