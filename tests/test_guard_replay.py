@@ -8,7 +8,6 @@ the replay measures what it says it measures.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -140,18 +139,22 @@ def test_both_formats_parse_into_actions_and_outcomes() -> None:
 # ---- end to end through handle() ----
 
 
-def test_replay_runs_end_to_end_through_the_hook_handler(tmp_path: Path) -> None:
-    """Two SWE-agent runs with loops and one mini-swe-agent run, through the real handler."""
+def test_replay_runs_end_to_end_through_the_hook_handler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two SWE-agent runs with loops and one mini-swe-agent run, through the real handler (in process)."""
+    import guard
+
     names = ["4degrees__clique-26", "DataBiosphere__newt-transformer-36", "django__django-13344"]
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "guard.py"), "--out", str(tmp_path)] + [f"--only={n}" for n in names],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
+    argv = ["guard.py", "--out", str(tmp_path), "--stress-threshold", "0", "--rule", "as specified",
+            "--rule", "shipped", *[f"--only={n}" for n in names]]
+    monkeypatch.setattr(sys, "argv", argv)
+    shipped_predicates = (guard.guard.changes_state, guard.guard._normalise)
+    assert guard.main() == 0  # 1 when any hook output was malformed
+    assert (guard.guard.changes_state, guard.guard._normalise) == shipped_predicates  # the rule is put back
     result = json.loads((tmp_path / "guard-quick.json").read_text())
     assert (tmp_path / "guard-quick.md").read_text().startswith("# The guard on real agent runs")
     replayed = result["trajectories"]
     assert {r["name"] for r in replayed if r["rule"] == "shipped"} == set(names)
+    assert {r["rule"] for r in replayed} == {"as specified", "shipped"}
     for r in replayed:
         assert r["malformed_outputs"] == []
         assert r["tool_calls"] == sum(1 for s in load(names={r["name"]})[0].steps if s.action)
