@@ -3,8 +3,9 @@
 One fresh Claude Code session per trajectory: SessionStart (startup), UserPromptSubmit with the task,
 then for every step that ran a command a PreToolUse for a Bash call with the step's action as
 `command`, followed by what really happened: PostToolUseFailure (error = "Exit code N\\n" + output)
-when the step failed, else PostToolUse (tool_response.stdout = output). Field names and shapes are
-Claude Code's (../shared/reference/agent-hooks.md §1.2-1.5). A step whose message held no single
+when the step failed, else PostToolUse (tool_response.stdout = output). The keys are those of the
+payloads recorded from the real CLI (tests/data/claude-code-hooks) but `duration_ms` (the trajectories
+have no timings) and the optional `description` of a Bash call. A step whose message held no single
 action (a format error) ran no tool in the original run, so it produces no tool event.
 """
 
@@ -24,6 +25,7 @@ from trajectories import Step, Trajectory
 FAILED_WITHOUT_CODE = 1
 TIMEOUT_CODE = 124
 PERMISSION_MODE = "default"  # what `claude -p --allowedTools Bash` runs with
+EFFORT = {"level": "medium"}  # the CLI's default effort, sent on tool events (tests/data/claude-code-hooks)
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -73,6 +75,11 @@ def _common(session_id: str, cwd: str, event: str) -> dict[str, Any]:
     }
 
 
+def prompt_id_of(trajectory: Trajectory) -> str:
+    """`claude -p` has one prompt: every event after it carries its id."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vlk-memact/guard-replay/{trajectory.source}/{trajectory.name}/prompt"))
+
+
 def session_start(trajectory: Trajectory) -> dict[str, Any]:
     session = session_id_of(trajectory)
     cwd = trajectory.steps[0].cwd if trajectory.steps else "/"
@@ -87,24 +94,26 @@ def user_prompt(trajectory: Trajectory) -> dict[str, Any]:
     cwd = trajectory.steps[0].cwd if trajectory.steps else "/"
     event = _common(session, cwd, "UserPromptSubmit")
     event["prompt"] = trajectory.task
+    event["prompt_id"] = prompt_id_of(trajectory)
     return event
 
 
 def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
     """PreToolUse and the real outcome's event for every step that ran a command."""
     session = session_id_of(trajectory)
+    turn = {"prompt_id": prompt_id_of(trajectory), "effort": EFFORT}
     for index, step in enumerate(trajectory.steps):
         if step.action is None:
             continue
         call_id = tool_use_id(session, index)
         tool_input = {"command": step.action}
-        pre = _common(session, step.cwd, "PreToolUse") | {
+        pre = _common(session, step.cwd, "PreToolUse") | turn | {
             "tool_name": "Bash",
             "tool_input": tool_input,
             "tool_use_id": call_id,
         }
         if step.failed:
-            post = _common(session, step.cwd, "PostToolUseFailure") | {
+            post = _common(session, step.cwd, "PostToolUseFailure") | turn | {
                 "tool_name": "Bash",
                 "tool_input": tool_input,
                 "tool_use_id": call_id,
@@ -112,10 +121,11 @@ def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
                 "is_interrupt": False,
             }
         else:
-            post = _common(session, step.cwd, "PostToolUse") | {
+            post = _common(session, step.cwd, "PostToolUse") | turn | {
                 "tool_name": "Bash",
                 "tool_input": tool_input,
                 "tool_use_id": call_id,
-                "tool_response": {"stdout": step.observation, "stderr": "", "interrupted": False, "isImage": False},
+                "tool_response": {"stdout": step.observation, "stderr": "", "interrupted": False, "isImage": False,
+                                  "noOutputExpected": False},
             }
         yield StepEvents(index, step, pre, post)

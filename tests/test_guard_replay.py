@@ -121,7 +121,31 @@ def test_events_are_shaped_like_claude_codes() -> None:
     assert failure.post["error"] == "Exit code 2\n" + FAIL and failure.post["is_interrupt"] is False
     assert failure.pre["tool_use_id"] == failure.post["tool_use_id"] != success.pre["tool_use_id"]
     assert success.post["hook_event_name"] == "PostToolUse"
-    assert success.post["tool_response"] == {"stdout": "a.py", "stderr": "", "interrupted": False, "isImage": False}
+    assert success.post["tool_response"] == {"stdout": "a.py", "stderr": "", "interrupted": False, "isImage": False,
+                                             "noOutputExpected": False}
+
+
+def test_events_have_the_keys_of_payloads_recorded_from_the_real_cli() -> None:
+    recorded = ROOT / "tests" / "data" / "claude-code-hooks"
+    t = trajectory(step("python x.py", FAIL, True), step("echo ok", "ok", False))
+    failure, success = claude_events.step_events(t)
+    ours = {
+        "SessionStart-startup": claude_events.session_start(t),
+        "UserPromptSubmit": claude_events.user_prompt(t),
+        "PreToolUse-bash_fail": failure.pre,
+        "PostToolUseFailure-bash_fail": failure.post,
+        "PreToolUse-bash_ok": success.pre,
+        "PostToolUse-bash_ok": success.post,
+    }
+    for name, event in ours.items():
+        real = json.loads((recorded / f"{name}.json").read_text())
+        assert set(event) == set(real) - {"duration_ms"}, name  # the trajectories have no timings
+        if "tool_input" in real:
+            assert set(event["tool_input"]) == set(real["tool_input"]) - {"description"}  # optional, none recorded
+        if "tool_response" in real:
+            assert set(event["tool_response"]) == set(real["tool_response"])
+        for key in set(event) & set(real):
+            assert type(event[key]) is type(real[key]), (name, key)
 
 
 def test_both_formats_parse_into_actions_and_outcomes() -> None:
