@@ -3,6 +3,9 @@
     .venv/bin/python bench/guard.py              # every trajectory of trajectories-dev, both formats
     .venv/bin/python bench/guard.py --quick      # two trajectories of each format (smoke run)
     .venv/bin/python bench/guard.py --only NAME  # named trajectories (repeatable)
+    .venv/bin/python bench/guard.py --part tune  # only the half rules are chosen on
+
+The full run also replays everything at loop threshold 2 (--stress-threshold; 0 skips it).
 
 Every trajectory is one fresh Claude Code session on its own database (bench/claude_events.py): each
 event goes through `vlk_memact.hosts.claude_code.handle(event, memory)`, the function behind
