@@ -41,7 +41,9 @@ class StepEvents:
 
 def session_id_of(trajectory: Trajectory) -> str:
     """A stable UUID per trajectory, shaped like Claude Code's session ids."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vlk-memact/guard-replay/{trajectory.source}/{trajectory.name}"))
+    return str(
+        uuid.uuid5(uuid.NAMESPACE_URL, f"vlk-memact/guard-replay/{trajectory.source}/{trajectory.name}")
+    )
 
 
 def transcript_path(session_id: str, cwd: str) -> str:
@@ -77,7 +79,11 @@ def _common(session_id: str, cwd: str, event: str) -> dict[str, Any]:
 
 def prompt_id_of(trajectory: Trajectory) -> str:
     """`claude -p` has one prompt: every event after it carries its id."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vlk-memact/guard-replay/{trajectory.source}/{trajectory.name}/prompt"))
+    return str(
+        uuid.uuid5(
+            uuid.NAMESPACE_URL, f"vlk-memact/guard-replay/{trajectory.source}/{trajectory.name}/prompt"
+        )
+    )
 
 
 def session_start(trajectory: Trajectory) -> dict[str, Any]:
@@ -107,25 +113,42 @@ def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
             continue
         call_id = tool_use_id(session, index)
         tool_input = {"command": step.action}
-        pre = _common(session, step.cwd, "PreToolUse") | turn | {
-            "tool_name": "Bash",
-            "tool_input": tool_input,
-            "tool_use_id": call_id,
-        }
+        pre = (
+            _common(session, step.cwd, "PreToolUse")
+            | turn
+            | {
+                "tool_name": "Bash",
+                "tool_input": tool_input,
+                "tool_use_id": call_id,
+            }
+        )
         if step.failed:
-            post = _common(session, step.cwd, "PostToolUseFailure") | turn | {
-                "tool_name": "Bash",
-                "tool_input": tool_input,
-                "tool_use_id": call_id,
-                "error": f"Exit code {exit_code_of(step)}\n{step.observation}",
-                "is_interrupt": False,
-            }
+            post = (
+                _common(session, step.cwd, "PostToolUseFailure")
+                | turn
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": tool_input,
+                    "tool_use_id": call_id,
+                    "error": f"Exit code {exit_code_of(step)}\n{step.observation}",
+                    "is_interrupt": False,
+                }
+            )
         else:
-            post = _common(session, step.cwd, "PostToolUse") | turn | {
-                "tool_name": "Bash",
-                "tool_input": tool_input,
-                "tool_use_id": call_id,
-                "tool_response": {"stdout": step.observation, "stderr": "", "interrupted": False, "isImage": False,
-                                  "noOutputExpected": False},
-            }
+            post = (
+                _common(session, step.cwd, "PostToolUse")
+                | turn
+                | {
+                    "tool_name": "Bash",
+                    "tool_input": tool_input,
+                    "tool_use_id": call_id,
+                    "tool_response": {
+                        "stdout": step.observation,
+                        "stderr": "",
+                        "interrupted": False,
+                        "isImage": False,
+                        "noOutputExpected": False,
+                    },
+                }
+            )
         yield StepEvents(index, step, pre, post)

@@ -1,4 +1,4 @@
-"""Replay real agent trajectories as Claude Code hook events through the hook's own handler, and judge the guard.
+"""Replay real agent runs as Claude Code hook events through the hook's own handler, and judge the guard.
 
     .venv/bin/python bench/guard.py              # every trajectory of trajectories-dev, both formats
     .venv/bin/python bench/guard.py --quick      # two trajectories of each format (smoke run)
@@ -57,8 +57,10 @@ def split_of(trajectories: list[Trajectory]) -> dict[str, str]:
     """instance_id -> 'tune' or 'held-out', stratified per source by sha256 of the instance id."""
     split: dict[str, str] = {}
     for source in SOURCES:
-        names = sorted((t.name for t in trajectories if t.source == source),
-                       key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+        names = sorted(
+            (t.name for t in trajectories if t.source == source),
+            key=lambda n: hashlib.sha256(n.encode()).hexdigest(),
+        )
         half = (len(names) + 1) // 2
         for rank, name in enumerate(names):
             split[name] = "tune" if rank < half else "held-out"
@@ -76,8 +78,12 @@ def fixed_split() -> dict[str, str]:
 # successful shell command is a change, and every whitespace run of the input is collapsed.
 
 
-def _every_shell_success_changes(tool_name: str, edit_tools: Any = guard.EDIT_TOOLS,
-                                 shell_tools: Any = guard.SHELL_TOOLS, tool_input: Any = None) -> bool:
+def _every_shell_success_changes(
+    tool_name: str,
+    edit_tools: Any = guard.EDIT_TOOLS,
+    shell_tools: Any = guard.SHELL_TOOLS,
+    tool_input: Any = None,
+) -> bool:
     return tool_name in edit_tools or tool_name in shell_tools
 
 
@@ -104,16 +110,21 @@ def _patched(**predicates: Callable[..., Any]) -> Iterator[None]:
 
 
 RULES: dict[str, Callable[[], Any]] = {
-    "as specified": lambda: _patched(changes_state=_every_shell_success_changes, _normalise=_all_whitespace_collapsed),
+    "as specified": lambda: _patched(
+        changes_state=_every_shell_success_changes, _normalise=_all_whitespace_collapsed
+    ),
     "reads are no change": lambda: _patched(_normalise=_all_whitespace_collapsed),
     "indentation kept": lambda: _patched(changes_state=_every_shell_success_changes),
     "shipped": lambda: _patched(),
 }
 RULE_NOTES = {
-    "as specified": "issue 11 literally: any successful Bash command is a change; every whitespace run collapsed",
-    "reads are no change": "a successful command that only reads (hosts/read_only.py) is no change; whitespace collapsed",
-    "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of the call",
-    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the call",
+    "as specified": "issue 11 literally: any successful Bash command is a change; all whitespace collapsed",
+    "reads are no change": "a successful command that only reads (hosts/read_only.py) is no change; "
+    "whitespace collapsed",
+    "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of "
+    "the call",
+    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the "
+    "call",
 }
 
 
@@ -185,21 +196,33 @@ def _injected(output: dict[str, Any] | None) -> list[str]:
     texts = []
     if isinstance(specific.get("additionalContext"), str) and specific["additionalContext"]:
         texts.append(specific["additionalContext"])
-    if specific.get("permissionDecision") == "deny" and isinstance(specific.get("permissionDecisionReason"), str):
+    if specific.get("permissionDecision") == "deny" and isinstance(
+        specific.get("permissionDecisionReason"), str
+    ):
         texts.append(specific["permissionDecisionReason"])
     return texts
 
 
-def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, database_url: str,
-           threshold: int = LOOP_THRESHOLD) -> Result:
+def replay(
+    trajectory: Trajectory,
+    split: str,
+    rule: str,
+    handle: Handler,
+    database_url: str,
+    threshold: int = LOOP_THRESHOLD,
+) -> Result:
     """Feed one trajectory's events to the handler on a fresh database; collect decisions and texts."""
     out = Result(trajectory.name, trajectory.source, split, rule, steps=len(trajectory.steps))
     out.truth = sorted(loop_repeats(trajectory, threshold=threshold))
-    out.truth_any_change = sorted(loop_repeats(trajectory, require_nothing_changed=False, threshold=threshold))
+    out.truth_any_change = sorted(
+        loop_repeats(trajectory, require_nothing_changed=False, threshold=threshold)
+    )
     started = time.perf_counter()
     # The defaults, whatever the caller's environment says, but for the loop threshold asked for.
     settings = dataclasses.replace(Settings.from_env({}), loop_threshold=threshold)
-    with Memory(database_url, settings=settings, project=f"guard-replay/{trajectory.source}/{trajectory.name}") as memory:
+    with Memory(
+        database_url, settings=settings, project=f"guard-replay/{trajectory.source}/{trajectory.name}"
+    ) as memory:
 
         def send(event: dict[str, Any]) -> dict[str, Any] | None:
             name = event["hook_event_name"]
@@ -222,9 +245,16 @@ def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, datab
             decision = _specific(send(se.pre))
             if decision.get("permissionDecision") == "deny":
                 reason = decision.get("permissionDecisionReason")
-                out.denials.append(Denial(se.index, se.step.action or "", judge_denial(trajectory.steps, se.index),
-                                          se.index in truth, len(reason) if isinstance(reason, str) else 0,
-                                          len(se.step.observation)))
+                out.denials.append(
+                    Denial(
+                        se.index,
+                        se.step.action or "",
+                        judge_denial(trajectory.steps, se.index),
+                        se.index in truth,
+                        len(reason) if isinstance(reason, str) else 0,
+                        len(se.step.observation),
+                    )
+                )
             elif decision.get("additionalContext"):
                 out.warnings += 1
             # What really happened, fed whatever the guard said.
@@ -233,8 +263,9 @@ def replay(trajectory: Trajectory, split: str, rule: str, handle: Handler, datab
     return out
 
 
-def run(trajectories: list[Trajectory], split: dict[str, str], rules: list[str],
-        threshold: int = LOOP_THRESHOLD) -> list[Result]:
+def run(
+    trajectories: list[Trajectory], split: dict[str, str], rules: list[str], threshold: int = LOOP_THRESHOLD
+) -> list[Result]:
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="vlk-guard-") as tmp:
         for rule in rules:
@@ -292,15 +323,18 @@ def totals(results: list[Result]) -> dict[str, Any]:
 
 
 def table(results: list[Result], rules: list[str]) -> dict[str, Any]:
-    """rule -> split ('tune', 'held-out', 'all') -> source ('swe-agent', 'mini-swe-agent', 'all') -> totals."""
+    """rule -> part ('tune', 'held-out', 'all') -> source ('swe-agent', 'mini-swe-agent', 'all') -> totals."""
     figures: dict[str, Any] = {}
     for rule in rules:
         figures[rule] = {}
         for split in (*SPLITS, "all"):
             figures[rule][split] = {}
             for source in (*SOURCES, "all"):
-                group = [r for r in results if r.rule == rule and split in ("all", r.split)
-                         and source in ("all", r.source)]
+                group = [
+                    r
+                    for r in results
+                    if r.rule == rule and split in ("all", r.split) and source in ("all", r.source)
+                ]
                 figures[rule][split][source] = totals(group)
     return figures
 
@@ -333,11 +367,14 @@ def target_lines(figures: dict[str, Any], rule: str) -> list[str]:
 
 
 def figures_table(rules: list[str], figures: dict[str, Any]) -> list[str]:
-    lines = ["| rule | part | source | trajectories | steps | denials | identical error | failed differently | "
-             "succeeded (harm) | precision | harm | steps saved | loop repeats stopped | warnings | "
-             "other injections | largest injected text |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-             "| ---: |"]
+    lines = [
+        "| rule | part | source | trajectories | steps | denials | identical error | failed differently | "
+        "succeeded (harm) | precision | harm | steps saved | loop repeats stopped | warnings | "
+        "other injections | largest injected text |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: "
+        "| ---: |",
+    ]
     for rule in rules:
         for split in ("held-out", "tune", "all"):
             for source in (*SOURCES, "all"):
@@ -346,7 +383,8 @@ def figures_table(rules: list[str], figures: dict[str, Any]) -> list[str]:
                     f"| {rule} | {split} | {source} | {t['trajectories']} | {t['steps']} | {t['denials']} | "
                     f"{t['identical']} | {t['different']} | {t['succeeded']} | {_pct(t['precision'])} | "
                     f"{_pct(t['harm'])} | {t['steps_saved']} ({_pct(t['saved_of_steps'])} of steps, "
-                    f"{_pct(t['saved_of_failed'])} of failed calls) | {t['loop_repeats_stopped']}/{t['loop_repeats']}"
+                    f"{_pct(t['saved_of_failed'])} of failed calls) | "
+                    f"{t['loop_repeats_stopped']}/{t['loop_repeats']}"
                     f" | {t['warnings']} | {t['post_injections'] + t['session_injections']} | "
                     f"{t['largest_injected']} chars |"
                 )
@@ -382,46 +420,74 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         "Rule choices were made on the **tune** half and are reported on the **held-out** half (per source, "
         "the ceil(n/2) trajectories with the smallest sha256 of their instance id are the tune half).",
         "",
-        *([f"Targets, rule **{literal}**:", "", *target_lines(figures, literal), ""] if literal != product else []),
-        f"Targets, rule **{product}** (the product):", "", *target_lines(figures, product), "",
+        *(
+            [f"Targets, rule **{literal}**:", "", *target_lines(figures, literal), ""]
+            if literal != product
+            else []
+        ),
+        f"Targets, rule **{product}** (the product):",
+        "",
+        *target_lines(figures, product),
+        "",
         *figures_table(rules, figures),
-        "", "Every denial that was not an identical repeat:", "", *wrong_denials(results),
-        "", f"With the **{product}** rule the model read {figures[product]['all']['all']['deny_reason_chars']} "
+        "",
+        "Every denial that was not an identical repeat:",
+        "",
+        *wrong_denials(results),
+        "",
+        f"With the **{product}** rule the model read {figures[product]['all']['all']['deny_reason_chars']} "
         f"characters of deny reasons instead of {figures[product]['all']['all']['output_chars_not_shown']} "
         "characters of repeated error output (all trajectories).",
     ]
     for stress_threshold, (stress_results, stress_figures) in stress:
-        lines += ["", f"## Stress: loop threshold {stress_threshold}", "",
-                  f"The same replay with `VLK_LOOP_THRESHOLD={stress_threshold}` (loops form sooner, so the guard "
-                  "speaks sooner and more often; the recall denominator uses the same threshold).", "",
-                  *figures_table(rules, stress_figures), "",
-                  "Every denial that was not an identical repeat:", "", *wrong_denials(stress_results)]
-    lines += ["", "## Definitions", "",
-              "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
-              "single action (a format error) ran no tool and sends no tool event.",
-              "- **Denial**: PreToolUse answered with `permissionDecision: \"deny\"`. It is judged by the real "
-              "step: **identical error** (correct), **failed differently**, or **succeeded** (harm). "
-              "Precision = identical / denials; harm = succeeded / denials; steps saved = identical.",
-              "- **Identical error**: the observation equals that of the most recent earlier failure of the same "
-              "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
-              "masking memory addresses, durations, clock times, ISO dates and random temporary names "
-              "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
-              "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
-              "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
-              "command, which failed; fails with the identical error; after that error had already occurred at "
-              "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
-              "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
-              "Recall = those denied / all.",
-              "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "
-              "and of all failed tool calls.",
-              "- **Warnings**: PreToolUse allowed with `additionalContext`. **Other injections**: "
-              "additionalContext of PostToolUse, PostToolUseFailure, SessionStart and UserPromptSubmit. "
-              "**Largest injected text**: the longest additionalContext or deny reason, in characters.",
-              "- SWE-agent observations have no exit code: a failure (recognised from the text, "
-              "bench/trajectories.py) is sent as `Exit code 1`; a mini-swe-agent timeout as `Exit code 124`.",
-              "", "Benchmark machine: 2 cores shared with other jobs; timings are in-process and only informative: "
-              + "; ".join(f"{rule}: handle() median {figures[rule]['all']['all']['handle_ms_median']} ms, "
-                          f"p95 {figures[rule]['all']['all']['handle_ms_p95']} ms" for rule in rules) + "."]
+        lines += [
+            "",
+            f"## Stress: loop threshold {stress_threshold}",
+            "",
+            f"The same replay with `VLK_LOOP_THRESHOLD={stress_threshold}` (loops form sooner, so the guard "
+            "speaks sooner and more often; the recall denominator uses the same threshold).",
+            "",
+            *figures_table(rules, stress_figures),
+            "",
+            "Every denial that was not an identical repeat:",
+            "",
+            *wrong_denials(stress_results),
+        ]
+    lines += [
+        "",
+        "## Definitions",
+        "",
+        "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
+        "single action (a format error) ran no tool and sends no tool event.",
+        '- **Denial**: PreToolUse answered with `permissionDecision: "deny"`. It is judged by the real '
+        "step: **identical error** (correct), **failed differently**, or **succeeded** (harm). "
+        "Precision = identical / denials; harm = succeeded / denials; steps saved = identical.",
+        "- **Identical error**: the observation equals that of the most recent earlier failure of the same "
+        "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
+        "masking memory addresses, durations, clock times, ISO dates and random temporary names "
+        "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
+        "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
+        "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
+        "command, which failed; fails with the identical error; after that error had already occurred at "
+        "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
+        "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
+        "Recall = those denied / all.",
+        "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "
+        "and of all failed tool calls.",
+        "- **Warnings**: PreToolUse allowed with `additionalContext`. **Other injections**: "
+        "additionalContext of PostToolUse, PostToolUseFailure, SessionStart and UserPromptSubmit. "
+        "**Largest injected text**: the longest additionalContext or deny reason, in characters.",
+        "- SWE-agent observations have no exit code: a failure (recognised from the text, "
+        "bench/trajectories.py) is sent as `Exit code 1`; a mini-swe-agent timeout as `Exit code 124`.",
+        "",
+        "Benchmark machine: 2 cores shared with other jobs; timings are in-process and only informative: "
+        + "; ".join(
+            f"{rule}: handle() median {figures[rule]['all']['all']['handle_ms_median']} ms, "
+            f"p95 {figures[rule]['all']['all']['handle_ms_p95']} ms"
+            for rule in rules
+        )
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -429,18 +495,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="two trajectories of each format, no stress run")
     parser.add_argument("--only", action="append", metavar="NAME", help="replay only this instance id")
-    parser.add_argument("--part", choices=("tune", "held-out", "all"), default="all",
-                        help="replay only one half (choose rules with --part tune, never looking at held-out)")
-    parser.add_argument("--rule", action="append", choices=list(RULES), help="replay only this rule (repeatable)")
-    parser.add_argument("--stress-threshold", type=int, default=2,
-                        help="also replay with this VLK_LOOP_THRESHOLD (0: no stress run)")
+    parser.add_argument(
+        "--part",
+        choices=("tune", "held-out", "all"),
+        default="all",
+        help="replay only one half (choose rules with --part tune, never looking at held-out)",
+    )
+    parser.add_argument(
+        "--rule", action="append", choices=list(RULES), help="replay only this rule (repeatable)"
+    )
+    parser.add_argument(
+        "--stress-threshold",
+        type=int,
+        default=2,
+        help="also replay with this VLK_LOOP_THRESHOLD (0: no stress run)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for guard.json and guard.md")
     args = parser.parse_args()
     split = fixed_split()
     trajectories = load(2 if args.quick else None, set(args.only) if args.only else None)
     trajectories = [t for t in trajectories if args.part in ("all", split[t.name])]
     rules = [r for r in RULES if not args.rule or r in args.rule]
-    thresholds = [LOOP_THRESHOLD] + ([args.stress_threshold] if args.stress_threshold and not args.quick else [])
+    thresholds = [LOOP_THRESHOLD] + (
+        [args.stress_threshold] if args.stress_threshold and not args.quick else []
+    )
     runs: dict[int, tuple[list[Result], dict[str, Any]]] = {}
     for threshold in thresholds:
         results = run(trajectories, split, rules, threshold)
@@ -450,8 +528,10 @@ def main() -> int:
     main_results, main_figures = runs[LOOP_THRESHOLD]
     payload = {
         "rules": {rule: RULE_NOTES[rule] for rule in rules},
-        "split": {"tune": sorted(n for n, p in split.items() if p == "tune"),
-                  "held-out": sorted(n for n, p in split.items() if p == "held-out")},
+        "split": {
+            "tune": sorted(n for n, p in split.items() if p == "tune"),
+            "held-out": sorted(n for n, p in split.items() if p == "held-out"),
+        },
         "loop_threshold": LOOP_THRESHOLD,
         "figures": main_figures,
         "stress": {str(t): figures for t, (_, figures) in runs.items() if t != LOOP_THRESHOLD},

@@ -72,10 +72,37 @@ def verbatim_key(observation: str) -> str:
 # apart from it: plain text, no shell parsing, so quoting never makes a writer look like a reader.
 
 _READERS = {
-    "ls", "cat", "head", "tail", "grep", "egrep", "rg", "nl", "wc", "pwd", "echo", "sort", "uniq", "cut",
-    "diff", "file", "stat", "which", "tree", "realpath", "dirname", "basename", "true", "test",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "rg",
+    "nl",
+    "wc",
+    "pwd",
+    "echo",
+    "sort",
+    "uniq",
+    "cut",
+    "diff",
+    "file",
+    "stat",
+    "which",
+    "tree",
+    "realpath",
+    "dirname",
+    "basename",
+    "true",
+    "test",
     # SWE-agent's viewer and search commands (its `open` and `create` change the file `edit` writes to)
-    "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "search_file",
+    "search_dir",
+    "find_file",
 }
 _GIT_READERS = {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse"}
 _HARMLESS_REDIRECTS = re.compile(r"[12]?>\s*/dev/null|2>&1|&>\s*/dev/null")
@@ -130,12 +157,15 @@ def judge_denial(steps: list[Step], index: int) -> str:
     command = loose_command(step.action or "")
     for earlier in reversed(steps[:index]):
         if earlier.action is not None and earlier.failed and loose_command(earlier.action) == command:
-            return "identical" if error_key(earlier.observation) == error_key(step.observation) else "different"
+            return (
+                "identical" if error_key(earlier.observation) == error_key(step.observation) else "different"
+            )
     return "different"
 
 
-def loop_repeats(trajectory: Trajectory, require_nothing_changed: bool = True,
-                 threshold: int = LOOP_THRESHOLD) -> set[int]:
+def loop_repeats(
+    trajectory: Trajectory, require_nothing_changed: bool = True, threshold: int = LOOP_THRESHOLD
+) -> set[int]:
     """Indices of the identical repeats that follow a loop with nothing changed.
 
     Step s is one when: (a) an earlier step ran the same command (`canonical_command`) and the latest

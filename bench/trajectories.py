@@ -21,9 +21,9 @@ SOURCES = ("swe-agent", "mini-swe-agent")
 # SWE-agent appends its own prompt to every observation; it is harness chrome, not tool output.
 _SWE_FOOTER = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: ([^\n]*)\)\n?bash-\$\s*$")
 _SWE_FAILURE = re.compile(
-    r"Traceback \(most recent call last\)|^\w*(?:Error|Exception): |command not found|No such file or directory"
-    r"|Your proposed edit has introduced new syntax error|syntax error|not found|^usage: |Usage: |"
-    r"Error: |FAILED|fatal: |E\d{3} ",
+    r"Traceback \(most recent call last\)|^\w*(?:Error|Exception): |command not found"
+    r"|No such file or directory|Your proposed edit has introduced new syntax error|syntax error|not found"
+    r"|^usage: |Usage: |Error: |FAILED|fatal: |E\d{3} ",
     re.MULTILINE,
 )
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
@@ -68,7 +68,7 @@ def _swe_steps(turns: list[dict[str, object]]) -> list[Step]:
     """An `ai` turn's action is its last fenced block; the next `user` turn is the observation."""
     steps: list[Step] = []
     cwd = "/"
-    for before, turn in zip(turns, turns[1:]):
+    for before, turn in zip(turns, turns[1:], strict=False):
         if before.get("role") == "ai" and turn.get("role") == "user":
             raw = str(turn.get("text") or "")
             blocks = _FENCE.findall(str(before.get("text") or ""))
@@ -86,7 +86,7 @@ def _swe_steps(turns: list[dict[str, object]]) -> list[Step]:
 def _mini_steps(messages: list[dict[str, object]]) -> list[Step]:
     """An assistant message holds one ```bash block; the next user message is the observation."""
     steps: list[Step] = []
-    for before, message in zip(messages, messages[1:]):
+    for before, message in zip(messages, messages[1:], strict=False):
         if before.get("role") != "assistant" or message.get("role") != "user":
             continue
         content = message.get("content")
@@ -126,6 +126,8 @@ def load(limit: int | None = None, names: set[str] | None = None) -> list[Trajec
                 continue
             taken += 1
             turns = data[key]
-            task = next((str(t.get("content") or t.get("text") or "") for t in turns if t.get("role") == "user"), "")
+            task = next(
+                (str(t.get("content") or t.get("text") or "") for t in turns if t.get("role") == "user"), ""
+            )
             found.append(Trajectory(name, project_of(name), source, parse(turns), task))
     return found

@@ -27,11 +27,11 @@ READERS = [
     "cat < input.txt",
     "ls missing &>/dev/null",
     "grep x f 2>&1 | head",
-    "search_dir \"a > b\" src",
+    'search_dir "a > b" src',
     "goto 583",
     "scroll_down",
-    "find_file \"tracer.py\"",
-    "search_file \"def snoop\"",
+    'find_file "tracer.py"',
+    'search_file "def snoop"',
 ]
 
 WRITERS = [
@@ -42,7 +42,7 @@ WRITERS = [
     "echo x >> f",
     "ls > listing.txt",
     "python reproduce.py",
-    "python -c 'open(\"f\", \"w\").write(\"x\")'",
+    'python -c \'open("f", "w").write("x")\'',
     "cd src && ls",
     "git checkout django/forms/models.py",
     "git stash",
@@ -107,10 +107,16 @@ def test_indentation_and_line_breaks_are_part_of_the_call() -> None:
 
 def test_reads_between_two_failures_do_not_unlock_the_call() -> None:
     key = guard.call_key("Bash", {"command": "python reproduce.py"})
-    ls = guard.CallEvent(guard.call_key("Bash", {"command": "ls"}), "success",
-                         guard.changes_state("Bash", tool_input={"command": "ls"}))
-    sed = guard.CallEvent(guard.call_key("Bash", {"command": "sed -i s/a/b/ x.py"}), "success",
-                          guard.changes_state("Bash", tool_input={"command": "sed -i s/a/b/ x.py"}))
+    ls = guard.CallEvent(
+        guard.call_key("Bash", {"command": "ls"}),
+        "success",
+        guard.changes_state("Bash", tool_input={"command": "ls"}),
+    )
+    sed = guard.CallEvent(
+        guard.call_key("Bash", {"command": "sed -i s/a/b/ x.py"}),
+        "success",
+        guard.changes_state("Bash", tool_input={"command": "sed -i s/a/b/ x.py"}),
+    )
     assert guard.decide("deny", key, True, [ls]) == guard.DENY
     assert guard.decide("deny", key, True, [ls, sed]) == guard.WARN
     assert guard.decide("warn", key, True, [ls]) == guard.WARN

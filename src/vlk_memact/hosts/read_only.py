@@ -1,4 +1,4 @@
-"""Which shell commands only read, so that their success cannot be the change that makes a failing call worth retrying.
+"""Which shell commands only read: their success is not the change that makes a failing call worth retrying.
 
 The guard denies an unchanged repeat of a looping call when nothing state-changing succeeded since it
 last failed. Agents that work through a shell (Claude Code's Bash, SWE-agent, mini-swe-agent) look
@@ -15,19 +15,78 @@ import re
 import shlex
 
 # Programs that never write files or change the shell's state (with the exceptions checked below).
-READERS = frozenset({
-    "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "nl", "wc", "pwd",
-    "echo", "printf", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "file", "stat", "du", "df", "which",
-    "whereis", "type", "whoami", "id", "date", "tree", "realpath", "readlink", "dirname", "basename", "true",
-    "false", "test", "[", "column", "od", "hexdump", "xxd", "md5sum", "sha1sum", "sha256sum", "uname",
-    "hostname", "printenv", "jq",
-    # SWE-agent's shell commands that only move its file viewer or search (`open` and `create` are not
-    # here: they change the file its `edit` command writes to).
-    "goto", "scroll_up", "scroll_down", "search_file", "search_dir", "find_file",
-})
-GIT_READERS = frozenset({"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "describe"})
+READERS = frozenset(
+    {
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "nl",
+        "wc",
+        "pwd",
+        "echo",
+        "printf",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "diff",
+        "cmp",
+        "comm",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "which",
+        "whereis",
+        "type",
+        "whoami",
+        "id",
+        "date",
+        "tree",
+        "realpath",
+        "readlink",
+        "dirname",
+        "basename",
+        "true",
+        "false",
+        "test",
+        "[",
+        "column",
+        "od",
+        "hexdump",
+        "xxd",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "uname",
+        "hostname",
+        "printenv",
+        "jq",
+        # SWE-agent's shell commands that only move its file viewer or search (`open` and `create` are not
+        # here: they change the file its `edit` command writes to).
+        "goto",
+        "scroll_up",
+        "scroll_down",
+        "search_file",
+        "search_dir",
+        "find_file",
+    }
+)
+GIT_READERS = frozenset(
+    {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "describe"}
+)
 PIP_READERS = frozenset({"list", "show", "freeze", "check"})
-FIND_WRITERS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
+FIND_WRITERS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
 
 _OPERATORS = ";&|<>()\n"
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
