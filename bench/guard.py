@@ -123,8 +123,7 @@ RULE_NOTES = {
     "whitespace collapsed",
     "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of "
     "the call",
-    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the "
-    "call",
+    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the call",
 }
 
 
@@ -438,6 +437,11 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         f"With the **{product}** rule the model read {figures[product]['all']['all']['deny_reason_chars']} "
         f"characters of deny reasons instead of {figures[product]['all']['all']['output_chars_not_shown']} "
         "characters of repeated error output (all trajectories).",
+        "",
+        "Identical repeats after a loop counting those where something changed in between (an edit or a script "
+        "that succeeded, which no guard can know to be useless): "
+        f"{figures[product]['all']['all']['loop_repeats_any_change']}, of which the **{product}** rule stopped "
+        f"{figures[product]['all']['all']['loop_repeats_any_change_stopped']} (all trajectories).",
     ]
     for stress_threshold, (stress_results, stress_figures) in stress:
         lines += [
