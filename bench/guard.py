@@ -438,10 +438,10 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         f"characters of deny reasons instead of {figures[product]['all']['all']['output_chars_not_shown']} "
         "characters of repeated error output (all trajectories).",
         "",
-        "Identical repeats after a loop counting those where something changed in between (an edit or a script "
-        "that succeeded, which no guard can know to be useless): "
-        f"{figures[product]['all']['all']['loop_repeats_any_change']}, of which the **{product}** rule stopped "
-        f"{figures[product]['all']['all']['loop_repeats_any_change_stopped']} (all trajectories).",
+        "Identical repeats after a loop counting those where something changed in between (an edit or a "
+        "script that succeeded, which no guard can know to be useless): "
+        f"{figures[product]['all']['all']['loop_repeats_any_change']}, of which the **{product}** rule "
+        f"stopped {figures[product]['all']['all']['loop_repeats_any_change_stopped']} (all trajectories).",
     ]
     for stress_threshold, (stress_results, stress_figures) in stress:
         lines += [
