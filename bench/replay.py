@@ -13,14 +13,11 @@ Figures go to bench/results/replay.json and bench/results/replay.md.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
-import re
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,33 +28,10 @@ from vlk_memact import Memory, Settings  # noqa: E402
 from vlk_memact.model import Origin, Slot, TemporalState  # noqa: E402
 from vlk_memact.render import CONTEXT_HEADER, estimate_tokens, present_lines  # noqa: E402
 
-SHARED = Path(os.environ.get("VLK_SHARED_DIR", ROOT.parent / "shared"))
-DATA = SHARED / "data" / "trajectories-dev"
+sys.path.insert(0, str(ROOT / "bench"))
+from trajectories import Trajectory, load  # noqa: E402  (shared with bench/guard.py)
+
 RESULTS = ROOT / "bench" / "results"
-
-# SWE-agent appends its own prompt to every observation; it is harness chrome, not tool output.
-_SWE_FOOTER = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: [^\n]*\)\n?bash-\$\s*$")
-_SWE_FAILURE = re.compile(
-    r"Traceback \(most recent call last\)|^\w*(?:Error|Exception): |command not found|No such file or directory"
-    r"|Your proposed edit has introduced new syntax error|syntax error|not found|^usage: |Usage: |"
-    r"Error: |FAILED|fatal: |E\d{3} ",
-    re.MULTILINE,
-)
-_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
-
-
-@dataclass
-class Step:
-    observation: str
-    failed: bool
-
-
-@dataclass
-class Trajectory:
-    name: str
-    project: str
-    source: str
-    steps: list[Step]
 
 
 @dataclass
@@ -79,38 +53,6 @@ class Outcome:
     cross_session_recalls: int = 0
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)
-
-
-def _project_of(instance_id: str) -> str:
-    return instance_id.rsplit("-", 1)[0]
-
-
-def load(limit: int | None) -> list[Trajectory]:
-    """Both formats of trajectories-dev (see its README)."""
-    found: list[Trajectory] = []
-    for path in sorted((DATA / "swe-agent").glob("*.json.gz"))[:limit]:
-        data = json.load(gzip.open(path))
-        steps: list[Step] = []
-        turns = data["trajectory"]
-        for before, turn in zip(turns, turns[1:]):
-            if before.get("role") == "ai" and turn.get("role") == "user":
-                text = _SWE_FOOTER.sub("", turn.get("text") or "").strip()
-                steps.append(Step(text, bool(text) and bool(_SWE_FAILURE.search(text))))
-        found.append(Trajectory(data["instance_id"], _project_of(data["instance_id"]), "swe-agent", steps))
-    for path in sorted((DATA / "mini-swe-agent").glob("*.json.gz"))[:limit]:
-        data = json.load(gzip.open(path))
-        steps = []
-        messages = data["messages"]
-        for before, message in zip(messages, messages[1:]):
-            if before.get("role") == "assistant" and message.get("role") == "user":
-                text = message.get("content")
-                text = text if isinstance(text, str) else json.dumps(text)
-                code = _RETURNCODE.search(text)
-                failed = int(code.group(1)) != 0 if code else True  # a format error has no return code
-                output = re.sub(r"</?output>|<returncode>-?\d+</returncode>", "", text).strip()
-                steps.append(Step(output, failed))
-        found.append(Trajectory(data["instance_id"], _project_of(data["instance_id"]), "mini-swe-agent", steps))
-    return found
 
 
 def baseline_tokens(failures: list[str]) -> int:

@@ -43,7 +43,7 @@ class ToolCall:
 
     @property
     def changes_state(self) -> bool:
-        return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools)
+        return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools, self.tool_input)
 
     @property
     def described(self) -> str:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from . import read_only
 
 # Claude Code's tool names; another host passes its own sets.
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -41,9 +44,15 @@ class CallEvent:
     changes_state: bool
 
 
+_SPACES = re.compile(r"(?<=\S)[ \t]+")
+
+
 def _normalise(value: Any) -> Any:
+    """Whitespace-normalised, but a line's indentation is kept: it is content in an edit, a heredoc or a
+    `python -c` program (bench/results/guard.md shows a fix that differed from the failing edit only there)."""
     if isinstance(value, str):
-        return " ".join(value.split())
+        lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        return "\n".join(_SPACES.sub(" ", line).rstrip() for line in lines).strip("\n")
     if isinstance(value, Mapping):
         return {str(k): _normalise(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -61,10 +70,17 @@ def call_key(tool_name: str, tool_input: Any, ignored: Mapping[str, Collection[s
 
 
 def changes_state(
-    tool_name: str, edit_tools: Collection[str] = EDIT_TOOLS, shell_tools: Collection[str] = SHELL_TOOLS
+    tool_name: str,
+    edit_tools: Collection[str] = EDIT_TOOLS,
+    shell_tools: Collection[str] = SHELL_TOOLS,
+    tool_input: Any = None,
 ) -> bool:
-    """Can a success of this tool change what the next call sees? Edits and shell commands can; reads cannot."""
-    return tool_name in edit_tools or tool_name in shell_tools
+    """Can a success of this tool change what the next call sees? Edits can; a shell command can unless it
+    only reads (ls, cat, grep, git diff: read_only.py); reads cannot."""
+    if tool_name in shell_tools:
+        command = tool_input.get("command") if isinstance(tool_input, Mapping) else None
+        return not (isinstance(command, str) and read_only.is_read_only(command))
+    return tool_name in edit_tools
 
 
 def decide(mode: str, key: str, looped: bool, since: Sequence[CallEvent]) -> str:

@@ -115,8 +115,8 @@ def repeat_text(call: str, ids: Sequence[int], threshold: int) -> str:
 def deny_reason(call: str, anchor: Slot, failures: int) -> str:
     """Why an identical re-run is declined: the model reads this as the tool result."""
     text = (f"{PREFIX} not run. {call} already failed {failures} times in this session with the same error "
-            f"(loop anchor [id:{anchor.id}]), and no file edit or other command has succeeded since it last failed, "
-            "so an identical run would fail the same way.")
+            f"(loop anchor [id:{anchor.id}]), and nothing that can change state (a file edit, a command that "
+            "does more than read) has succeeded since it last failed, so an identical run would fail the same way.")
     if anchor.evidence:
         text += f" Last error: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
     return cap(text + " A changed command, a fix, or another approach runs normally.")

@@ -1,0 +1,558 @@
+"""Replay real agent runs as Claude Code hook events through the hook's own handler, and judge the guard.
+
+    .venv/bin/python bench/guard.py              # every trajectory of trajectories-dev, both formats
+    .venv/bin/python bench/guard.py --quick      # two trajectories of each format (smoke run)
+    .venv/bin/python bench/guard.py --only NAME  # named trajectories (repeatable)
+    .venv/bin/python bench/guard.py --part tune  # only the half rules are chosen on
+
+The full run also replays everything at loop threshold 2 (--stress-threshold; 0 skips it).
+
+Every trajectory is one fresh Claude Code session on its own database (bench/claude_events.py): each
+event goes through `vlk_memact.hosts.claude_code.handle(event, memory)`, the function behind
+`vlk-memact hook claude-code`. The real outcome of every step is fed even when the guard denied it,
+so each denial is judged against what really happened next (bench/guard_truth.py). Rules are
+replayed side by side: the product's default and every variant named in RULES.
+
+Rule choices are made on the *tune* half of the trajectories and reported on the *held-out* half:
+per source, the ceil(n/2) trajectories with the smallest sha256(instance_id) are the tune half.
+Figures go to bench/results/guard.json and bench/results/guard.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from claude_events import session_start, step_events, user_prompt  # noqa: E402
+from guard_truth import LOOP_THRESHOLD, judge_denial, loop_repeats  # noqa: E402
+from trajectories import SOURCES, Trajectory, load  # noqa: E402
+
+from vlk_memact import Memory, Settings  # noqa: E402
+from vlk_memact.hosts import claude_code, guard  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+SPLITS = ("tune", "held-out")
+Handler = Callable[[dict[str, Any], Memory], "dict[str, Any] | None"]
+
+
+# ---- the split ----
+
+
+def split_of(trajectories: list[Trajectory]) -> dict[str, str]:
+    """instance_id -> 'tune' or 'held-out', stratified per source by sha256 of the instance id."""
+    split: dict[str, str] = {}
+    for source in SOURCES:
+        names = sorted(
+            (t.name for t in trajectories if t.source == source),
+            key=lambda n: hashlib.sha256(n.encode()).hexdigest(),
+        )
+        half = (len(names) + 1) // 2
+        for rank, name in enumerate(names):
+            split[name] = "tune" if rank < half else "held-out"
+    return split
+
+
+def fixed_split() -> dict[str, str]:
+    """The split over every trajectory of the data set, so a partial run (--quick) keeps each one's half."""
+    return split_of(load())
+
+
+# ---- rules ----
+# The product's rule is whatever vlk_memact/hosts/guard.py decides ("shipped"). The other rules put back
+# one or both of the two predicates of issue 11 taken literally (as first shipped, commit 4142f20): every
+# successful shell command is a change, and every whitespace run of the input is collapsed.
+
+
+def _every_shell_success_changes(
+    tool_name: str,
+    edit_tools: Any = guard.EDIT_TOOLS,
+    shell_tools: Any = guard.SHELL_TOOLS,
+    tool_input: Any = None,
+) -> bool:
+    return tool_name in edit_tools or tool_name in shell_tools
+
+
+def _all_whitespace_collapsed(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {str(k): _all_whitespace_collapsed(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_all_whitespace_collapsed(v) for v in value]
+    return value
+
+
+@contextmanager
+def _patched(**predicates: Callable[..., Any]) -> Iterator[None]:
+    saved = {name: getattr(guard, name) for name in predicates}
+    try:
+        for name, function in predicates.items():
+            setattr(guard, name, function)
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(guard, name, function)
+
+
+RULES: dict[str, Callable[[], Any]] = {
+    "as specified": lambda: _patched(
+        changes_state=_every_shell_success_changes, _normalise=_all_whitespace_collapsed
+    ),
+    "reads are no change": lambda: _patched(_normalise=_all_whitespace_collapsed),
+    "indentation kept": lambda: _patched(changes_state=_every_shell_success_changes),
+    "shipped": lambda: _patched(),
+}
+RULE_NOTES = {
+    "as specified": "issue 11 literally: any successful Bash command is a change; all whitespace collapsed",
+    "reads are no change": "a successful command that only reads (hosts/read_only.py) is no change; "
+    "whitespace collapsed",
+    "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of "
+    "the call",
+    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the call",
+}
+
+
+# ---- one trajectory ----
+
+
+@dataclass
+class Denial:
+    step: int
+    command: str
+    verdict: str  # identical | different | succeeded
+    in_truth: bool
+    reason_chars: int  # what the model read instead of the output
+    output_chars: int  # the output the real step printed
+
+
+@dataclass
+class Result:
+    name: str
+    source: str
+    split: str
+    rule: str
+    steps: int = 0
+    tool_calls: int = 0
+    failed_calls: int = 0
+    denials: list[Denial] = field(default_factory=list)
+    warnings: int = 0  # PreToolUse allowed with additionalContext
+    post_injections: int = 0  # additionalContext after a call (loop announced, lesson recalled, ...)
+    session_injections: int = 0  # SessionStart / UserPromptSubmit additionalContext
+    injected_chars: int = 0
+    largest_injected: int = 0
+    largest_injected_event: str = ""
+    truth: list[int] = field(default_factory=list)  # identical repeats after a loop, nothing changed
+    truth_any_change: list[int] = field(default_factory=list)  # the same without "nothing changed"
+    malformed_outputs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    handle_ms: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _check(output: dict[str, Any] | None, event: str) -> list[str]:
+    problems: list[str] = []
+    if output is None:
+        return problems
+    if not isinstance(output, dict):
+        return [f"{event}: output is {type(output).__name__}, not an object"]
+    try:
+        json.dumps(output)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"{event}: output is not JSON-serialisable: {exc}")
+    specific = output.get("hookSpecificOutput")
+    if specific is not None and (not isinstance(specific, dict) or specific.get("hookEventName") != event):
+        problems.append(f"{event}: hookSpecificOutput must name hookEventName {event!r}: {specific!r:.200}")
+    if event != "PreToolUse" and isinstance(specific, dict) and "permissionDecision" in specific:
+        problems.append(f"{event}: permissionDecision outside PreToolUse")
+    for text in _injected(output):
+        if not text.startswith("vlk-memact:"):
+            problems.append(f"{event}: injected text does not begin with 'vlk-memact:': {text[:80]!r}")
+    return problems
+
+
+def _specific(output: dict[str, Any] | None) -> dict[str, Any]:
+    specific = output.get("hookSpecificOutput") if isinstance(output, dict) else None
+    return specific if isinstance(specific, dict) else {}
+
+
+def _injected(output: dict[str, Any] | None) -> list[str]:
+    """The texts of one output that reach the model: additionalContext, and the reason of a deny."""
+    specific = _specific(output)
+    texts = []
+    if isinstance(specific.get("additionalContext"), str) and specific["additionalContext"]:
+        texts.append(specific["additionalContext"])
+    if specific.get("permissionDecision") == "deny" and isinstance(
+        specific.get("permissionDecisionReason"), str
+    ):
+        texts.append(specific["permissionDecisionReason"])
+    return texts
+
+
+def replay(
+    trajectory: Trajectory,
+    split: str,
+    rule: str,
+    handle: Handler,
+    database_url: str,
+    threshold: int = LOOP_THRESHOLD,
+) -> Result:
+    """Feed one trajectory's events to the handler on a fresh database; collect decisions and texts."""
+    out = Result(trajectory.name, trajectory.source, split, rule, steps=len(trajectory.steps))
+    out.truth = sorted(loop_repeats(trajectory, threshold=threshold))
+    out.truth_any_change = sorted(
+        loop_repeats(trajectory, require_nothing_changed=False, threshold=threshold)
+    )
+    started = time.perf_counter()
+    # The defaults, whatever the caller's environment says, but for the loop threshold asked for.
+    settings = dataclasses.replace(Settings.from_env({}), loop_threshold=threshold)
+    with Memory(
+        database_url, settings=settings, project=f"guard-replay/{trajectory.source}/{trajectory.name}"
+    ) as memory:
+
+        def send(event: dict[str, Any]) -> dict[str, Any] | None:
+            name = event["hook_event_name"]
+            t0 = time.perf_counter()
+            output = handle(event, memory)
+            out.handle_ms.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+            out.malformed_outputs += _check(output, name)
+            for text in _injected(output):
+                out.injected_chars += len(text)
+                if len(text) > out.largest_injected:
+                    out.largest_injected, out.largest_injected_event = len(text), name
+            return output
+
+        for event in (session_start(trajectory), user_prompt(trajectory)):
+            out.session_injections += bool(_specific(send(event)).get("additionalContext"))
+        truth = set(out.truth)
+        for se in step_events(trajectory):
+            out.tool_calls += 1
+            out.failed_calls += se.step.failed
+            decision = _specific(send(se.pre))
+            if decision.get("permissionDecision") == "deny":
+                reason = decision.get("permissionDecisionReason")
+                out.denials.append(
+                    Denial(
+                        se.index,
+                        se.step.action or "",
+                        judge_denial(trajectory.steps, se.index),
+                        se.index in truth,
+                        len(reason) if isinstance(reason, str) else 0,
+                        len(se.step.observation),
+                    )
+                )
+            elif decision.get("additionalContext"):
+                out.warnings += 1
+            # What really happened, fed whatever the guard said.
+            out.post_injections += bool(_specific(send(se.post)).get("additionalContext"))
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def run(
+    trajectories: list[Trajectory], split: dict[str, str], rules: list[str], threshold: int = LOOP_THRESHOLD
+) -> list[Result]:
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="vlk-guard-") as tmp:
+        for rule in rules:
+            with RULES[rule]():
+                for number, t in enumerate(trajectories):
+                    url = f"sqlite:///{tmp}/{rule}-{number}.db"
+                    results.append(replay(t, split[t.name], rule, claude_code.handle, url, threshold))
+                    print(f"{rule}: {t.source}/{t.name}: {len(results[-1].denials)} denials", file=sys.stderr)
+    return results
+
+
+# ---- figures ----
+
+
+def totals(results: list[Result]) -> dict[str, Any]:
+    denials = [d for r in results for d in r.denials]
+    verdicts = {v: sum(d.verdict == v for d in denials) for v in ("identical", "different", "succeeded")}
+    steps = sum(r.steps for r in results)
+    failed = sum(r.failed_calls for r in results)
+    truth = sum(len(r.truth) for r in results)
+    stopped = sum(d.in_truth for d in denials)
+    any_change = sum(len(r.truth_any_change) for r in results)
+    stopped_any = sum(d.step in set(r.truth_any_change) for r in results for d in r.denials)
+    largest = max(results, key=lambda r: r.largest_injected, default=None)
+    ms = [m for r in results for v in r.handle_ms.values() for m in v]
+    return {
+        "trajectories": len(results),
+        "steps": steps,
+        "tool_calls": sum(r.tool_calls for r in results),
+        "failed_calls": failed,
+        "denials": len(denials),
+        **verdicts,
+        "precision": round(verdicts["identical"] / len(denials), 4) if denials else None,
+        "harm": round(verdicts["succeeded"] / len(denials), 4) if denials else None,
+        "steps_saved": verdicts["identical"],
+        "output_chars_not_shown": sum(d.output_chars for d in denials if d.verdict == "identical"),
+        "deny_reason_chars": sum(d.reason_chars for d in denials),
+        "saved_of_steps": round(verdicts["identical"] / steps, 4) if steps else None,
+        "saved_of_failed": round(verdicts["identical"] / failed, 4) if failed else None,
+        "loop_repeats": truth,
+        "loop_repeats_stopped": stopped,
+        "recall": round(stopped / truth, 4) if truth else None,
+        "loop_repeats_any_change": any_change,
+        "loop_repeats_any_change_stopped": stopped_any,
+        "warnings": sum(r.warnings for r in results),
+        "post_injections": sum(r.post_injections for r in results),
+        "session_injections": sum(r.session_injections for r in results),
+        "injected_chars": sum(r.injected_chars for r in results),
+        "largest_injected": largest.largest_injected if largest else 0,
+        "largest_injected_where": f"{largest.name} ({largest.largest_injected_event})" if largest else "",
+        "malformed_outputs": sum(len(r.malformed_outputs) for r in results),
+        "handle_ms_median": round(statistics.median(ms), 2) if ms else None,
+        "handle_ms_p95": round(statistics.quantiles(ms, n=20)[-1], 2) if len(ms) >= 20 else None,
+    }
+
+
+def table(results: list[Result], rules: list[str]) -> dict[str, Any]:
+    """rule -> part ('tune', 'held-out', 'all') -> source ('swe-agent', 'mini-swe-agent', 'all') -> totals."""
+    figures: dict[str, Any] = {}
+    for rule in rules:
+        figures[rule] = {}
+        for split in (*SPLITS, "all"):
+            figures[rule][split] = {}
+            for source in (*SOURCES, "all"):
+                group = [
+                    r
+                    for r in results
+                    if r.rule == rule and split in ("all", r.split) and source in ("all", r.source)
+                ]
+                figures[rule][split][source] = totals(group)
+    return figures
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+TARGETS = {"precision": 0.98, "harm": 0.01, "recall": 0.90}
+
+
+def target_lines(figures: dict[str, Any], rule: str) -> list[str]:
+    """The issue's targets, checked on the held-out half."""
+    t = figures[rule]["held-out"]["all"]
+
+    def verdict(ok: bool | None) -> str:
+        return "n/a" if ok is None else ("pass" if ok else "FAIL")
+
+    return [
+        "| target (held-out half, all sources) | measured | result |",
+        "| --- | --- | --- |",
+        f"| precision >= {TARGETS['precision']} | {_pct(t['precision'])} ({t['identical']}/{t['denials']}) | "
+        f"{verdict(None if t['precision'] is None else t['precision'] >= TARGETS['precision'])} |",
+        f"| harm <= {TARGETS['harm']:.0%} of denials | {_pct(t['harm'])} ({t['succeeded']}/{t['denials']}) | "
+        f"{verdict(None if t['harm'] is None else t['harm'] <= TARGETS['harm'])} |",
+        f"| loop repeats stopped >= {TARGETS['recall']:.0%} | {_pct(t['recall'])} "
+        f"({t['loop_repeats_stopped']}/{t['loop_repeats']}) | "
+        f"{verdict(None if t['recall'] is None else t['recall'] >= TARGETS['recall'])} |",
+    ]
+
+
+def figures_table(rules: list[str], figures: dict[str, Any]) -> list[str]:
+    lines = [
+        "| rule | part | source | trajectories | steps | denials | identical error | failed differently | "
+        "succeeded (harm) | precision | harm | steps saved | loop repeats stopped | warnings | "
+        "other injections | largest injected text |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: "
+        "| ---: |",
+    ]
+    for rule in rules:
+        for split in ("held-out", "tune", "all"):
+            for source in (*SOURCES, "all"):
+                t = figures[rule][split][source]
+                lines.append(
+                    f"| {rule} | {split} | {source} | {t['trajectories']} | {t['steps']} | {t['denials']} | "
+                    f"{t['identical']} | {t['different']} | {t['succeeded']} | {_pct(t['precision'])} | "
+                    f"{_pct(t['harm'])} | {t['steps_saved']} ({_pct(t['saved_of_steps'])} of steps, "
+                    f"{_pct(t['saved_of_failed'])} of failed calls) | "
+                    f"{t['loop_repeats_stopped']}/{t['loop_repeats']}"
+                    f" | {t['warnings']} | {t['post_injections'] + t['session_injections']} | "
+                    f"{t['largest_injected']} chars |"
+                )
+    return lines
+
+
+def wrong_denials(results: list[Result]) -> list[str]:
+    wrong = [(r, d) for r in results for d in r.denials if d.verdict != "identical"]
+    lines = [] if wrong else ["None."]
+    for r, d in wrong:
+        first = d.command.strip().splitlines()[0][:100] if d.command.strip() else ""
+        lines.append(f"- {r.rule}, {r.split}: {r.source}/{r.name} step {d.step}: `{first}` -> {d.verdict}")
+    return lines
+
+
+def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str], command: str) -> str:
+    """runs: loop threshold -> (results, figures); the first is the main run, any other a stress run."""
+    (threshold, (results, figures)), *stress = runs.items()
+    product = "shipped" if "shipped" in rules else rules[-1]
+    literal = "as specified" if "as specified" in rules else rules[0]
+    lines = [
+        "# The guard on real agent runs",
+        "",
+        f"`{command}`: every trajectory of `../shared/data/trajectories-dev` replayed as one fresh Claude "
+        "Code session through `vlk_memact.hosts.claude_code.handle` (the function behind "
+        "`vlk-memact hook claude-code`): a PreToolUse for a Bash call with the step's action as `command` "
+        "before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
+        "PostToolUse with the output as `stdout`), fed even when the guard denied the call. Default "
+        f"settings (loop threshold {threshold}, `VLK_HOOK_GUARD=deny`).",
+        "",
+        "Rules, side by side in the same run: " + "; ".join(f"**{r}**: {RULE_NOTES[r]}" for r in rules) + ".",
+        "",
+        "Rule choices were made on the **tune** half and are reported on the **held-out** half (per source, "
+        "the ceil(n/2) trajectories with the smallest sha256 of their instance id are the tune half).",
+        "",
+        *(
+            [f"Targets, rule **{literal}**:", "", *target_lines(figures, literal), ""]
+            if literal != product
+            else []
+        ),
+        f"Targets, rule **{product}** (the product):",
+        "",
+        *target_lines(figures, product),
+        "",
+        *figures_table(rules, figures),
+        "",
+        "Every denial that was not an identical repeat:",
+        "",
+        *wrong_denials(results),
+        "",
+        f"With the **{product}** rule the model read {figures[product]['all']['all']['deny_reason_chars']} "
+        f"characters of deny reasons instead of {figures[product]['all']['all']['output_chars_not_shown']} "
+        "characters of repeated error output (all trajectories).",
+        "",
+        "Identical repeats after a loop counting those where something changed in between (an edit or a "
+        "script that succeeded, which no guard can know to be useless): "
+        f"{figures[product]['all']['all']['loop_repeats_any_change']}, of which the **{product}** rule "
+        f"stopped {figures[product]['all']['all']['loop_repeats_any_change_stopped']} (all trajectories).",
+    ]
+    for stress_threshold, (stress_results, stress_figures) in stress:
+        lines += [
+            "",
+            f"## Stress: loop threshold {stress_threshold}",
+            "",
+            f"The same replay with `VLK_LOOP_THRESHOLD={stress_threshold}` (loops form sooner, so the guard "
+            "speaks sooner and more often; the recall denominator uses the same threshold).",
+            "",
+            *figures_table(rules, stress_figures),
+            "",
+            "Every denial that was not an identical repeat:",
+            "",
+            *wrong_denials(stress_results),
+        ]
+    lines += [
+        "",
+        "## Definitions",
+        "",
+        "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
+        "single action (a format error) ran no tool and sends no tool event.",
+        '- **Denial**: PreToolUse answered with `permissionDecision: "deny"`. It is judged by the real '
+        "step: **identical error** (correct), **failed differently**, or **succeeded** (harm). "
+        "Precision = identical / denials; harm = succeeded / denials; steps saved = identical.",
+        "- **Identical error**: the observation equals that of the most recent earlier failure of the same "
+        "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
+        "masking memory addresses, durations, clock times, ISO dates and random temporary names "
+        "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
+        "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
+        "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
+        "command, which failed; fails with the identical error; after that error had already occurred at "
+        "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
+        "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
+        "Recall = those denied / all.",
+        "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "
+        "and of all failed tool calls.",
+        "- **Warnings**: PreToolUse allowed with `additionalContext`. **Other injections**: "
+        "additionalContext of PostToolUse, PostToolUseFailure, SessionStart and UserPromptSubmit. "
+        "**Largest injected text**: the longest additionalContext or deny reason, in characters.",
+        "- SWE-agent observations have no exit code: a failure (recognised from the text, "
+        "bench/trajectories.py) is sent as `Exit code 1`; a mini-swe-agent timeout as `Exit code 124`.",
+        "",
+        "Benchmark machine: 2 cores shared with other jobs; timings are in-process and only informative: "
+        + "; ".join(
+            f"{rule}: handle() median {figures[rule]['all']['all']['handle_ms_median']} ms, "
+            f"p95 {figures[rule]['all']['all']['handle_ms_p95']} ms"
+            for rule in rules
+        )
+        + ".",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="two trajectories of each format, no stress run")
+    parser.add_argument("--only", action="append", metavar="NAME", help="replay only this instance id")
+    parser.add_argument(
+        "--part",
+        choices=("tune", "held-out", "all"),
+        default="all",
+        help="replay only one half (choose rules with --part tune, never looking at held-out)",
+    )
+    parser.add_argument(
+        "--rule", action="append", choices=list(RULES), help="replay only this rule (repeatable)"
+    )
+    parser.add_argument(
+        "--stress-threshold",
+        type=int,
+        default=2,
+        help="also replay with this VLK_LOOP_THRESHOLD (0: no stress run)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="directory for guard.json and guard.md")
+    args = parser.parse_args()
+    split = fixed_split()
+    trajectories = load(2 if args.quick else None, set(args.only) if args.only else None)
+    trajectories = [t for t in trajectories if args.part in ("all", split[t.name])]
+    rules = [r for r in RULES if not args.rule or r in args.rule]
+    thresholds = [LOOP_THRESHOLD] + (
+        [args.stress_threshold] if args.stress_threshold and not args.quick else []
+    )
+    runs: dict[int, tuple[list[Result], dict[str, Any]]] = {}
+    for threshold in thresholds:
+        results = run(trajectories, split, rules, threshold)
+        runs[threshold] = (results, table(results, rules))
+    args.out.mkdir(parents=True, exist_ok=True)
+    suffix = "-quick" if args.quick or args.only or args.part != "all" else ""
+    main_results, main_figures = runs[LOOP_THRESHOLD]
+    payload = {
+        "rules": {rule: RULE_NOTES[rule] for rule in rules},
+        "split": {
+            "tune": sorted(n for n, p in split.items() if p == "tune"),
+            "held-out": sorted(n for n, p in split.items() if p == "held-out"),
+        },
+        "loop_threshold": LOOP_THRESHOLD,
+        "figures": main_figures,
+        "stress": {str(t): figures for t, (_, figures) in runs.items() if t != LOOP_THRESHOLD},
+        "trajectories": [asdict(r) | {"handle_ms": None} for r in main_results],
+    }
+    (args.out / f"guard{suffix}.json").write_text(json.dumps(payload, indent=2))
+    command = " ".join([".venv/bin/python bench/guard.py", *sys.argv[1:]])
+    text = report(runs, rules, command)
+    (args.out / f"guard{suffix}.md").write_text(text)
+    print(text.split("| rule | part")[0])
+    malformed = sum(len(r.malformed_outputs) for results, _ in runs.values() for r in results)
+    for results, _ in runs.values():
+        for r in results:
+            for problem in r.malformed_outputs[:5]:
+                print(f"malformed output: {r.name}: {problem}", file=sys.stderr)
+    return 1 if malformed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
