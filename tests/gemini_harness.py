@@ -331,7 +331,11 @@ def record_fixtures(out_dir: Path, work: Path) -> list[dict[str, Any]]:
 def _fixture_name(payload: Mapping[str, Any]) -> str:
     event = str(payload.get("hook_event_name"))
     if event in ("BeforeTool", "AfterTool"):
-        return f"{event}-{payload.get('tool_name')}"
+        name = f"{event}-{payload.get('tool_name')}"
+        if payload.get("tool_name") == "run_shell_command":
+            failed = "Exit Code:" in json.dumps(payload.get("tool_response", {}))
+            name += "-failure" if failed or event == "BeforeTool" and "nonexistent" in json.dumps(payload) else "-success"
+        return name
     if event == "SessionStart":
         return f"SessionStart-{payload.get('source')}"
     return event
