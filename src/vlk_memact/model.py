@@ -45,6 +45,7 @@ class Retired(StrEnum):
     LOOP = "loop"
     REVOKED = "revoked"
     CONSOLIDATED = "consolidated"
+    RESOLVED = "resolved"  # a host hook saw the same call succeed: the fix worked
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,34 @@ class NewSlot:
 
 
 @dataclass(frozen=True, slots=True)
+class HostCall:
+    """A tool call a host hook reported: its identity, outcome and the slot its failure was recorded as.
+
+    The guard and resolution read these; the timeline itself never depends on them.
+    """
+
+    id: int
+    session_id: str
+    tool_use_id: str | None
+    call_key: str  # same tool and same (whitespace-normalised) input: the same key
+    outcome: str  # "failure" or "success"
+    changes_state: bool  # a success that can change what the next call sees (an edit, a command)
+    slot_id: int | None  # the PRESENT slot a failure was recorded as
+    claimed: bool  # a model's vlk_record_state of the same error was folded into this capture
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewHostCall:
+    """What a hook asks the store to remember about one call."""
+
+    tool_use_id: str | None
+    call_key: str
+    outcome: str
+    changes_state: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Two active constraints that give opposite directives."""
 
@@ -148,6 +177,9 @@ class RecordResult:
     truncated: bool = False
     recalled: list[RecallView] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)  # kinds of secrets replaced before storing
+    # Set when nothing new was stored: "call" = this tool call was already captured (hook retried),
+    # "hook" = a host hook recorded the same error moments ago (same evidence, not a second occurrence).
+    already_recorded_by: str | None = None
 
 
 @dataclass(frozen=True)

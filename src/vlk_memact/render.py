@@ -224,6 +224,11 @@ def record_text(result: RecordResult) -> str:
         f"(content_id={result.content_id}) in session '{result.session_id}'. It will appear in subsequent "
         "vlk_fetch_context calls until archived via vlk_time_travel."
     )
+    if result.already_recorded_by == "hook":
+        text += (f"\nThe host's hook recorded this same error moments ago as #{result.timeline_id}: nothing new was "
+                 "stored (the same evidence is not a second occurrence).")
+    elif result.already_recorded_by == "call":
+        text += f"\nThis tool call was already recorded as #{result.timeline_id}: nothing new was stored."
     if result.redacted:
         text += f"\nSecrets were replaced by placeholders before storing: {', '.join(result.redacted)}."
     if result.truncated:
