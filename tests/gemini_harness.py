@@ -42,7 +42,7 @@ MODEL = "gemini-2.5-flash"
 BASE_SETTINGS: dict[str, Any] = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
-    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
 }
 
 

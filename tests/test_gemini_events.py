@@ -34,8 +34,8 @@ def test_a_failing_shell_command_is_a_failure_with_its_exit_code_and_output():
     assert event.call.name == "run_shell_command"
     assert event.outcome.failed and not event.outcome.interrupted
     assert event.outcome.exit_code == 2
-    assert event.outcome.text.startswith("Output: ls: cannot access '/nonexistent-vlk-fixture'")
-    assert event.outcome.text.endswith("Exit Code: 2")
+    # Worded as Claude Code words a failed command: the same failure reads the same under both hosts.
+    assert event.outcome.text == "Exit code 2\nls: cannot access '/nonexistent-vlk-fixture': No such file or directory"
     # The CLI's wrapper and the per-run process group line are not part of the error.
     assert "untrusted_context" not in event.outcome.text and "PGID" not in event.outcome.text
     assert event.call.file_context == event.cwd  # a command works in the session's directory
@@ -45,7 +45,7 @@ def test_a_succeeding_shell_command_is_a_success():
     event = ge.parse(fixture("AfterTool-run_shell_command-success"))
     assert event.outcome is not None
     assert not event.outcome.failed and event.outcome.exit_code == 0
-    assert event.outcome.text == "Output: fixed"
+    assert event.outcome.text == "fixed"
 
 
 @pytest.mark.parametrize(
@@ -110,22 +110,27 @@ def test_the_derived_call_id_is_stable_for_one_payload_and_differs_between_calls
 
 
 @pytest.mark.parametrize(
-    ("content", "failed", "interrupted", "exit_code"),
+    ("content", "failed", "interrupted", "exit_code", "text"),
     [
-        ("Output: (empty)\nExit Code: 1\nProcess Group PGID: 7", True, False, 1),
-        ("Output: x\nSignal: 9\nProcess Group PGID: 7", True, False, None),
-        ("Output: (empty)\nError: spawn bash ENOENT", True, False, None),
+        ("Output: (empty)\nExit Code: 1\nProcess Group PGID: 7", True, False, 1, "Exit code 1"),
+        ("Output: a\nb\nExit Code: 127\nBackground PIDs: 9\nProcess Group PGID: 7", True, False, 127,
+         "Exit code 127\na\nb"),
+        ("Output: x\nSignal: 9\nProcess Group PGID: 7", True, False, None, "x\nSignal: 9"),
+        ("Output: (empty)\nError: spawn bash ENOENT", True, False, None, "Error: spawn bash ENOENT"),
+        # A command whose own last output line starts with "Error: " and that exited 0 did not fail.
+        ("Output: Error: deprecated flag\nProcess Group PGID: 7", False, False, 0, "Error: deprecated flag"),
         ("Command was cancelled by user before it could complete. There was no output before it was cancelled.",
-         False, True, None),
+         False, True, None, None),
         ("Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output.",
-         True, False, None),
+         True, False, None, None),
         ("Output: Exit Code: 3 appears inside the output, not on its own line\nProcess Group PGID: 7",
-         False, False, 0),
+         False, False, 0, "Exit Code: 3 appears inside the output, not on its own line"),
     ],
 )
-def test_shell_outcomes_follow_the_lines_the_shell_tool_writes(content, failed, interrupted, exit_code):
+def test_shell_outcomes_follow_the_lines_the_shell_tool_writes(content, failed, interrupted, exit_code, text):
     outcome = ge.parse_outcome("run_shell_command", {"llmContent": f"<untrusted_context>\n{content}\n</untrusted_context>"})
     assert (outcome.failed, outcome.interrupted, outcome.exit_code) == (failed, interrupted, exit_code)
+    assert outcome.text == (text if text is not None else content)
 
 
 @pytest.mark.parametrize(

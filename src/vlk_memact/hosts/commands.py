@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HOSTS = ("claude-code",)
+HOSTS = ("claude-code", "gemini")
 
 
 def register(sub: Any) -> None:
@@ -18,9 +18,10 @@ def register(sub: Any) -> None:
 
     install = sub.add_parser("install", help="install the hooks and the MCP server entry into a host's settings")
     install.add_argument("host", choices=HOSTS)
-    install.add_argument("--scope", choices=["local", "project", "user"], default="local",
+    install.add_argument("--scope", choices=["local", "project", "user"],
                          help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
-                         ".mcp.json; user: ~/.claude/settings.json")
+                         ".mcp.json; user: ~/.claude/settings.json. Gemini CLI: user (default, "
+                         "~/.gemini/settings.json) or project (.gemini/settings.json)")
     install.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     install.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server entry")
 
@@ -34,7 +35,14 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
+    if args.host == "gemini":
+        from .gemini_install import run_command
+
+        return run_command(args)
     from . import install
+
+    if args.command == "install" and args.scope is None:
+        args.scope = "local"
 
     project_dir, home = Path.cwd().resolve(), install.home_dir()
     if args.command == "install":
@@ -66,6 +74,10 @@ def _plugin_doubled(event: dict[str, Any]) -> str | None:
 
 
 def _hook(args: argparse.Namespace) -> int:
+    if args.host == "gemini":
+        from . import gemini, runner as gemini_runner
+
+        return gemini_runner.run(gemini.HOST, gemini.handle)
     from . import claude_code, runner
 
     return runner.run(claude_code.HOST, claude_code.handle, skip=_plugin_doubled if args.from_plugin else None)

@@ -38,11 +38,10 @@ FILE_FIELDS = ("file_path", "absolute_path", "path", "dir_path")
 SESSION_SOURCES = frozenset({"startup", "resume", "clear"})
 
 _WRAPPER = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.DOTALL)
-_EXIT = re.compile(r"^Exit Code: (-?\d+)\s*$", re.MULTILINE)
-_FAILURE_LINE = re.compile(r"^(Error|Signal): .+$", re.MULTILINE)
-# Lines the shell tool adds that differ on every run and say nothing about the failure.
-_NOISE = re.compile(r"^(Process Group PGID|Background PIDs): .*\n?", re.MULTILINE)
+# The lines the shell tool appends after the output, in this order (packages/core/src/tools/shell.ts).
+_TRAILER = re.compile(r"^(Error|Exit Code|Signal|Background PIDs|Process Group PGID): (.*)$")
 _USER_CANCEL = "Command was cancelled by user"
+_TIMED_OUT = "Command was automatically cancelled"
 
 
 class EventError(ValueError):
@@ -114,16 +113,40 @@ def parse_outcome(tool_name: str, response: Any) -> Outcome:
         text = message if isinstance(message, str) and message.strip() else body
         return Outcome(failed=True, interrupted=False, text=text, exit_code=None)
     if tool_name == SHELL_TOOL:
-        if body.startswith(_USER_CANCEL):
-            return Outcome(failed=False, interrupted=True, text=body, exit_code=None)
-        exit_match = _EXIT.search(body)
-        exit_code = int(exit_match.group(1)) if exit_match else None
-        cleaned = _NOISE.sub("", body).rstrip("\n")
-        # A timeout cancels the command too, but that is the command failing, not the user stopping it.
-        timed_out = body.startswith("Command was automatically cancelled")
-        failed = (exit_code not in (None, 0)) or bool(_FAILURE_LINE.search(body)) or timed_out
-        return Outcome(failed=failed, interrupted=False, text=cleaned, exit_code=exit_code if failed else 0)
+        return _shell_outcome(body)
     return Outcome(failed=False, interrupted=False, text=body, exit_code=None)
+
+
+def _shell_outcome(body: str) -> Outcome:
+    """run_shell_command's `Output: ...` block and trailer lines, as Claude Code words a failed command:
+    `Exit code N`, then the output (so the same failure reads the same under both hosts)."""
+    if body.startswith(_USER_CANCEL):
+        return Outcome(failed=False, interrupted=True, text=body, exit_code=None)
+    if body.startswith(_TIMED_OUT):  # a timeout is the command failing, not the user stopping it
+        return Outcome(failed=True, interrupted=False, text=body, exit_code=None)
+    lines = body.split("\n")
+    trailer: dict[str, str] = {}
+    while lines and (match := _TRAILER.match(lines[-1])) and match.group(1) not in trailer:
+        trailer[match.group(1)] = match.group(2)
+        lines.pop()
+    output = "\n".join(lines).removeprefix("Output: ")
+    if output.strip() == "(empty)":
+        output = ""
+    code = trailer.get("Exit Code", "").strip()
+    exit_code = int(code) if re.fullmatch(r"-?\d+", code) else None
+    if "Error" in trailer and exit_code is None and output:
+        # The shell tool's own Error line comes with empty output (the command could not start);
+        # after real output it is the command's last line, not a failure.
+        output += "\nError: " + trailer.pop("Error")
+    failed = exit_code not in (None, 0) or "Error" in trailer or "Signal" in trailer
+    if not failed:
+        exit_code = 0
+    # Process group and background PIDs differ on every run and say nothing about the failure.
+    parts = [f"Exit code {exit_code}" if failed and exit_code else "", output.rstrip("\n"),
+             f"Error: {trailer['Error']}" if "Error" in trailer else "",
+             f"Signal: {trailer['Signal']}" if "Signal" in trailer else ""]
+    text = "\n".join(p for p in parts if p)
+    return Outcome(failed=failed, interrupted=False, text=text, exit_code=exit_code)
 
 
 def derive_call_id(session_id: str, timestamp: str | None, tool_name: str, tool_input: Any) -> str:

@@ -147,7 +147,7 @@ def _write(path: Path, data: Mapping[str, Any], existed: bool) -> tuple[str, Pat
 
 
 def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None = None,
-            command: list[str] | None = None) -> Plan:
+            command: list[str] | None = None, with_server: bool = True) -> Plan:
     """Merge our hooks and MCP server into `path`; a second run changes nothing."""
     existed = path.exists()
     data = _load(path)
@@ -180,11 +180,15 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
             new_group = {"matcher": ".*", **new_group}  # every tool: the guard and the capture see all calls
         groups.append(new_group)
         added.append(f"hooks.{event}")
-    servers = data.setdefault("mcpServers", {})
+    servers = data.setdefault("mcpServers", {}) if with_server else data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidInput(f"{path}: 'mcpServers' must be an object, got {type(servers).__name__}")
-    if SERVER_NAME not in servers:
-        servers[SERVER_NAME] = _server_entry(command, env)
+    wanted = _server_entry(command, env)
+    present = servers.get(SERVER_NAME)
+    # Ours is added, or brought up to date; an entry someone wrote by hand stays as it is.
+    if with_server and (present is None or (isinstance(present, dict) and _is_our_server(present)
+                                            and present != wanted)):
+        servers[SERVER_NAME] = wanted
         added.append(f"mcpServers.{SERVER_NAME}")
     if not added:
         return Plan(path, changed=False, text=json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -252,3 +256,28 @@ def describe(plan: Plan, verb: str, dry_run: bool) -> str:
     if dry_run:
         lines.append(plan.text.rstrip("\n"))
     return "\n".join(lines)
+
+
+def run_command(args: Any) -> int:
+    """`vlk-memact install|uninstall gemini [--scope user|project] [--dry-run] [--no-mcp]`."""
+    verb = args.command
+    if args.scope not in (None, *SCOPES):
+        raise InvalidInput(f"Gemini CLI has the scopes {' and '.join(SCOPES)}, not {args.scope!r}")
+    if verb == "install":
+        # Gemini CLI withholds DATABASE_URL from MCP servers (always) and from hooks (when it redacts the
+        # environment): the database this install uses is written into both entries, so they share it.
+        url = getattr(args, "database_url", None) or os.environ.get("DATABASE_URL")
+        env = {"DATABASE_URL": url} if url else {}
+        plan = install(settings_path(args.scope or "user"), dry_run=args.dry_run, env=env,
+                       with_server=not getattr(args, "no_mcp", False))
+        print(describe(plan, verb, args.dry_run))
+        if plan.changed and url:
+            print("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not pass it to "
+                  "MCP servers); run install again after changing it.")
+        if plan.changed and not args.dry_run and (args.scope or "user") == "project":
+            print("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
+                  "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
+        return 0
+    for scope in (args.scope,) if args.scope else SCOPES:
+        print(describe(uninstall(settings_path(scope), dry_run=args.dry_run), verb, args.dry_run))
+    return 0
