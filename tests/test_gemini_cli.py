@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
 
 VLK = str(Path(sys.executable).with_name("vlk-memact"))

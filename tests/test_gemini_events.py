@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gemini_harness import CLI_DIR, CORE_TYPES, INSTALL
+
 from vlk_memact.hosts import gemini_events as ge
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemini"

@@ -52,7 +52,8 @@ def _context(event_name: str, text: str | None) -> dict[str, Any] | None:
 
 
 def _session_start(event: ge.Event, memory: Memory) -> dict[str, Any] | None:
-    return _context("SessionStart", carryover.session_start(memory, event.session_id, event.source or "startup"))
+    text = carryover.session_start(memory, event.session_id, event.source or "startup")
+    return _context("SessionStart", text)
 
 
 def _before_agent(event: ge.Event, memory: Memory) -> dict[str, Any] | None:

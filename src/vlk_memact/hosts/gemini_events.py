@@ -201,7 +201,8 @@ def parse(payload: Any) -> Event:
     mcp = mcp if isinstance(mcp, Mapping) else {}
     mcp_tool = mcp.get("tool_name")
     # Gemini names MCP tools mcp_<server>_<tool>; mcp_context names the tool itself when present.
-    own = mcp_tool in OWN_TOOLS or (tool.startswith("mcp_") and any(tool.endswith("_" + t) for t in OWN_TOOLS))
+    named_ours = tool.startswith("mcp_") and any(tool.endswith(f"_{t}") for t in OWN_TOOLS)
+    own = mcp_tool in OWN_TOOLS or named_ours
     call = ToolCall(
         name=tool,
         input=dict(tool_input),

@@ -112,13 +112,18 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def _dumps(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, Mapping) and hook.get("name") == HOOK_NAME and str(hook.get("command", "")).endswith(
-        "hook gemini")
+    if not isinstance(hook, Mapping) or hook.get("name") != HOOK_NAME:
+        return False
+    return str(hook.get("command", "")).endswith("hook gemini")
 
 
 def _is_our_server(entry: Mapping[str, Any]) -> bool:
-    """The server entry install writes (`<vlk-memact> serve` or `<python> -m vlk_memact serve`), not one by hand."""
+    """The entry install writes (`<vlk-memact> serve`, `<python> -m vlk_memact serve`), not one by hand."""
     args = entry.get("args")
     if not isinstance(args, list) or args[-1:] != ["serve"]:
         return False
@@ -126,7 +131,7 @@ def _is_our_server(entry: Mapping[str, Any]) -> bool:
 
 
 def _write(path: Path, data: Mapping[str, Any], existed: bool) -> tuple[str, Path | None]:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = _dumps(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if existed:
@@ -168,8 +173,9 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
         # Replace an older or duplicated entry of ours; leave everyone else's entries alone.
         cleaned: list[Any] = []
         for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(map(_is_ours, group["hooks"])):
-                rest = [h for h in group["hooks"] if not _is_ours(h)]
+            hooks_of = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(hooks_of, list) and any(map(_is_ours, hooks_of)):
+                rest = [h for h in hooks_of if not _is_ours(h)]
                 if rest:
                     cleaned.append({**group, "hooks": rest})
             else:
@@ -191,9 +197,9 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
         servers[SERVER_NAME] = wanted
         added.append(f"mcpServers.{SERVER_NAME}")
     if not added:
-        return Plan(path, changed=False, text=json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return Plan(path, changed=False, text=_dumps(data))
     if dry_run:
-        return Plan(path, changed=True, added=added, text=json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return Plan(path, changed=True, added=added, text=_dumps(data))
     text, backup = _write(path, data, existed)
     return Plan(path, changed=True, added=added, backup=backup, text=text)
 
@@ -239,7 +245,7 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
         return Plan(path, changed=False)
     removed = list(dict.fromkeys(removed))
     if dry_run:
-        return Plan(path, changed=True, removed=removed, text=json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return Plan(path, changed=True, removed=removed, text=_dumps(data))
     text, backup = _write(path, data, existed=True)
     return Plan(path, changed=True, removed=removed, backup=backup, text=text)
 
@@ -272,8 +278,8 @@ def run_command(args: Any) -> int:
                        with_server=not getattr(args, "no_mcp", False))
         print(describe(plan, verb, args.dry_run))
         if plan.changed and url:
-            print("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not pass it to "
-                  "MCP servers); run install again after changing it.")
+            print("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not pass "
+                  "it to MCP servers); run install again after changing it.")
         if plan.changed and not args.dry_run and (args.scope or "user") == "project":
             print("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
                   "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
