@@ -19,7 +19,7 @@ import pytest
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
 
 VLK = str(Path(sys.executable).with_name("vlk-memact"))
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 @pytest.fixture(scope="module", autouse=True)
