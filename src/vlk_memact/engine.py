@@ -56,6 +56,7 @@ HISTORY_DEFAULT_LIMIT = 50
 SEARCH_DEFAULT_LIMIT = 20
 MAX_LESSON_KEYS = 16
 MAX_ANCHOR_KEYS = 32
+MIN_QUOTED_CHARS = 20  # a record quoting this much of a hook's capture is the same evidence
 
 
 class Memory:
@@ -203,8 +204,12 @@ class Memory:
             slot = slots.get(capture.slot_id or 0)
             if slot is None or slot.temporal_state is not TemporalState.PRESENT:
                 continue
-            # Sharing a fingerprint key is what makes the loop detector group two slots: the same rule here.
-            if (slot.raw_log or "").strip() == text.strip() or set(slot.fingerprint_keys) & set(keys):
+            # Sharing a fingerprint key is what makes the loop detector group two slots; a model quoting part
+            # of the captured output (at least a line's worth) is the same error too.
+            captured, quoted = " ".join((slot.raw_log or "").split()), " ".join(text.split())
+            if set(slot.fingerprint_keys) & set(keys) or quoted == captured or (
+                len(quoted) >= MIN_QUOTED_CHARS and (quoted in captured or captured in quoted)
+            ):
                 if tx.claim_host_call(capture.id):
                     return slot, "hook"
         return None
@@ -361,7 +366,7 @@ class Memory:
                 conflicts = find_conflicts(constraints)
         live_keys = {k for s in present for k in s.fingerprint_keys}
         rendered = render_context(
-            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget
+            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
         )
         return ContextResult(
             session_id=key.session,

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine import Memory
 from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
 from . import guard, inject
+
+if TYPE_CHECKING:
+    from ..engine import Memory  # or runner.StoreOnly: the guard and resolution need only the store
 
 FILE_FIELDS = ("file_path", "notebook_path", "path")
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload

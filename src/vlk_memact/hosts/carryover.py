@@ -8,10 +8,14 @@ text twice (the duplicated-injection complaint of other memory hooks).
 
 from __future__ import annotations
 
-from ..engine import Memory
+from typing import TYPE_CHECKING
+
 from ..inputs import MAX_CONTEXT_TOKENS
 from ..model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
 from . import inject
+
+if TYPE_CHECKING:
+    from ..engine import Memory
 
 # Sources after which the model's context still holds (a summary of) the session so far.
 CONTINUED = frozenset({"resume", "compact", "fork"})

@@ -9,15 +9,19 @@ function plus stdin, stdout, a deadline and never breaking the host (runner.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine import Memory
 from ..errors import InvalidInput
 from . import capture, carryover, guard
+
+if TYPE_CHECKING:
+    from ..engine import Memory
 
 HOST = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure")
 SESSION_SOURCES = ("startup", "resume", "clear", "compact", "fork")
+# Events answered from the store alone (the guard, resolution): the hook process does not load the engine.
+STORE_ONLY_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 
 
 def _text(event: Mapping[str, Any], name: str, required: bool = True) -> str | None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 HOSTS = ("claude-code", "gemini")
 
 
 def register(sub: Any) -> None:
     """Add the three subcommands to the vlk-memact parser."""
+    import argparse
+
     hook = sub.add_parser("hook", help="answer one host hook event read from stdin (what `install` sets up)")
     hook.add_argument("host", choices=HOSTS)
     hook.add_argument("--from-plugin", action="store_true", help=argparse.SUPPRESS)
@@ -74,10 +78,24 @@ def _plugin_doubled(event: dict[str, Any]) -> str | None:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    if args.host == "gemini":
-        from . import gemini, runner as gemini_runner
+    return hook_main([args.host, *(["--from-plugin"] if args.from_plugin else [])])
 
-        return gemini_runner.run(gemini.HOST, gemini.handle)
-    from . import claude_code, runner
 
-    return runner.run(claude_code.HOST, claude_code.handle, skip=_plugin_doubled if args.from_plugin else None)
+def hook_main(argv: list[str]) -> int:
+    """`vlk-memact hook HOST [--from-plugin]`, parsed by hand: it runs on every tool call (entry.py)."""
+    from . import runner
+
+    host = argv[0] if argv else ""
+    unknown = [a for a in argv[1:] if a != "--from-plugin"]
+    if host not in HOSTS or unknown:
+        runner.report(host or "?", "-", f"usage: vlk-memact hook {{{','.join(HOSTS)}}} (got {' '.join(argv)!r}); "
+                      "nothing was done")
+        return 0  # a hook never fails the host, even misconfigured
+    if host == "gemini":
+        from . import gemini
+
+        return runner.run(gemini.HOST, gemini.handle, store_only=gemini.store_only)
+    from . import claude_code
+
+    skip = _plugin_doubled if "--from-plugin" in argv[1:] else None
+    return runner.run(claude_code.HOST, claude_code.handle, skip=skip, store_only=claude_code.STORE_ONLY_EVENTS)

@@ -16,15 +16,32 @@ what differs is where Gemini CLI (0.61) lets a hook speak:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..engine import Memory
 from ..errors import InvalidInput
 from . import capture, carryover, guard
 from . import gemini_events as ge
 
+if TYPE_CHECKING:
+    from ..engine import Memory
+
 HOST = "gemini"
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool")
+
+
+def store_only(event: Mapping[str, Any]) -> bool:
+    """Answered from the store alone (the hook process does not load the engine): the guard, and a result
+    that is not a failure (resolution). Gemini CLI has one event for both outcomes, so the payload decides."""
+    name = event.get("hook_event_name")
+    if name == "BeforeTool":
+        return True
+    if name != "AfterTool":
+        return False
+    try:
+        outcome = ge.parse_outcome(str(event.get("tool_name", "")), event.get("tool_response"))
+    except ge.EventError:
+        return False  # the full path reports what is wrong with it
+    return not outcome.failed
 
 
 def tool_call(event: ge.Event) -> capture.ToolCall:

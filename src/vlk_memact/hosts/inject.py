@@ -21,6 +21,7 @@ CALL_CHARS = 160
 LESSON_CHARS = 400
 EVIDENCE_CHARS = 240
 LOG_CHARS = 300
+MIN_CUT_CHARS = 120  # below this, a constraint that does not fit is left out rather than cut
 CUT_MARKER = " [... {n} characters left out; vlk_get_history shows everything]"
 
 
@@ -35,16 +36,23 @@ def cap(text: str, max_chars: int = MAX_CHARS) -> str:
     return head + CUT_MARKER.format(n=len(text) - len(head))
 
 
+def _redacted(text: str) -> str:
+    """Secrets in a command are replaced in what the hook writes, as in what it stores."""
+    from ..redact import redact  # only when there is something to say: it compiles a large table
+
+    return redact(text).text
+
+
 def describe_call(tool_name: str, tool_input: Any) -> str:
     """A call as a person would name it: the command of a shell call, the file of an edit."""
     if isinstance(tool_input, Mapping):
         command = tool_input.get("command")
         if isinstance(command, str) and command.strip():
-            return f"{tool_name} `{quoted_line(command, CALL_CHARS)}`"
+            return f"{tool_name} `{quoted_line(_redacted(command), CALL_CHARS)}`"
         for field in ("file_path", "notebook_path", "path", "url", "pattern", "query"):
             value = tool_input.get(field)
             if isinstance(value, str) and value.strip():
-                return f"{tool_name} on {quoted_line(value, CALL_CHARS)}"
+                return f"{tool_name} on {quoted_line(_redacted(value), CALL_CHARS)}"
     return tool_name
 
 
@@ -155,6 +163,9 @@ def context_text(
     left_out = 0
     for constraint in constraints:
         line = "- " + describe_constraint(constraint, session_id)
+        room = int((budget - used - 1) * CHARS_PER_TOKEN)
+        if estimate_tokens(line) > budget - used - 1 and room >= MIN_CUT_CHARS:
+            line = line[: room - 1] + "…"  # a long lesson (a consolidation) is cut rather than dropped
         if used + estimate_tokens(line) + 1 <= budget:
             lines.append(line)
             shown_c.append(constraint)

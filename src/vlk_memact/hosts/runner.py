@@ -15,20 +15,26 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
+from .. import inputs
 from ..config import Settings, detect_project
-from ..engine import Memory
+from ..model import SessionKey
+
+if TYPE_CHECKING:
+    from ..engine import Memory
+    from ..store import Store
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000  # then hooks.log becomes hooks.log.1
 STDIN_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 
-Handler = Callable[[dict[str, Any], Memory], "dict[str, Any] | None"]
+Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
 
 
 def log_path() -> Path:
@@ -54,12 +60,43 @@ def report(host: str, event_name: str, message: str) -> None:
         pass
 
 
-def open_memory(settings: Settings, cwd: str | None) -> Memory:
+class StoreOnly:
+    """The part of Memory the guard and resolution use (settings, store, session keys), without the engine's
+    imports: PreToolUse and PostToolUse run on every tool call and need nothing more."""
+
+    tenant = "local"
+    default_session = None
+
+    def __init__(self, settings: Settings, project: str) -> None:
+        from ..store import open_store
+
+        self.settings = settings
+        self.project = inputs.project(project)
+        self.store: Store = open_store(settings.database_url, busy_timeout_ms=settings.busy_timeout_ms)
+
+    def _key(self, session_id: Any) -> SessionKey:
+        return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> StoreOnly:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
     """The memory of the event's project: VLK_PROJECT, else the git root of the event's cwd (as the server)."""
     start = Path(cwd) if cwd else None
     project = settings.project or detect_project(start)
     # A lock wait must end well inside the deadline.
     quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
+    if store_only:
+        return StoreOnly(quick, project)
+    from ..engine import Memory
+
     return Memory(settings=quick, project=project)
 
 
@@ -73,10 +110,17 @@ def _read_event() -> dict[str, Any]:
     return event
 
 
-def run(host: str, handle: Handler, *, skip: Callable[[dict[str, Any]], str | None] | None = None) -> int:
+def run(
+    host: str,
+    handle: Handler,
+    *,
+    skip: Callable[[dict[str, Any]], str | None] | None = None,
+    store_only: Collection[str] | Callable[[dict[str, Any]], bool] = (),
+) -> int:
     """Read one event, answer it within the deadline, exit 0 whatever happens.
 
     skip(event) may name a reason to do nothing (a double installation); it is logged, nothing is printed.
+    Events named in store_only (or for which store_only(event) is true) get a StoreOnly instead of a Memory.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     event_name = "?"
@@ -102,8 +146,9 @@ def run(host: str, handle: Handler, *, skip: Callable[[dict[str, Any]], str | No
                 outcome["skipped"] = reason
                 return
             cwd = event.get("cwd")
-            with open_memory(settings, cwd if isinstance(cwd, str) else None) as memory:
-                outcome["answer"] = handle(event, memory)
+            light = store_only(event) if callable(store_only) else event_name in store_only
+            with open_memory(settings, cwd if isinstance(cwd, str) else None, light) as memory:
+                outcome["answer"] = handle(event, memory)  # type: ignore[arg-type]
         except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
             outcome["error"] = exc
 
