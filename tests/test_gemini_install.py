@@ -166,3 +166,13 @@ def test_scopes_name_the_users_file_and_the_projects_git_root(tmp_path: Path):
     assert gi.settings_path("project", cwd=repo / "src" / "pkg") == repo.resolve() / ".gemini" / "settings.json"
     with pytest.raises(InvalidInput):
         gi.settings_path("local")
+
+
+def test_install_says_when_the_file_keeps_hooks_from_running_and_leaves_that_setting_alone(tmp_path: Path):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"hooksConfig": {"enabled": False, "disabled": ["vlk-memact"]}}), encoding="utf-8")
+    plan = gi.install(path, command=COMMAND)
+    report = gi.describe(plan, "install", dry_run=False)
+    assert "hooksConfig.enabled is false" in report and "hooksConfig.disabled lists 'vlk-memact'" in report
+    assert _load(path)["hooksConfig"] == {"enabled": False, "disabled": ["vlk-memact"]}
+    assert "hooksConfig.enabled is false" in gi.describe(gi.install(path, command=COMMAND), "install", False)

@@ -45,6 +45,7 @@ class Plan:
     removed: list[str] = field(default_factory=list)
     backup: Path | None = None
     text: str = ""  # the file's new content
+    notes: list[str] = field(default_factory=list)  # settings in the file that keep the hooks from running
 
 
 def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None) -> Path:
@@ -110,6 +111,21 @@ def _load(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
     return data
+
+
+def _notes(data: Mapping[str, Any]) -> list[str]:
+    """Settings that would keep our hooks from running; install reports them and leaves them as they are."""
+    config = data.get("hooksConfig")
+    if not isinstance(config, Mapping):
+        return []
+    notes = []
+    if config.get("enabled") is False:
+        notes.append("hooksConfig.enabled is false in this file: Gemini CLI runs no hooks until it is true.")
+    disabled = config.get("disabled")
+    if isinstance(disabled, list) and HOOK_NAME in disabled:
+        notes.append(f"hooksConfig.disabled lists {HOOK_NAME!r}: Gemini CLI skips these hooks until it is "
+                     "removed.")
+    return notes
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -196,12 +212,13 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
                                             and present != wanted)):
         servers[SERVER_NAME] = wanted
         added.append(f"mcpServers.{SERVER_NAME}")
+    notes = _notes(data)
     if not added:
-        return Plan(path, changed=False, text=_dumps(data))
+        return Plan(path, changed=False, text=_dumps(data), notes=notes)
     if dry_run:
-        return Plan(path, changed=True, added=added, text=_dumps(data))
+        return Plan(path, changed=True, added=added, text=_dumps(data), notes=notes)
     text, backup = _write(path, data, existed)
-    return Plan(path, changed=True, added=added, backup=backup, text=text)
+    return Plan(path, changed=True, added=added, backup=backup, text=text, notes=notes)
 
 
 def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
@@ -253,12 +270,14 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
 def describe(plan: Plan, verb: str, dry_run: bool) -> str:
     """One short report for the terminal."""
     if not plan.changed:
-        return f"{plan.path}: nothing to {verb} (already {'in place' if verb == 'install' else 'absent'})."
+        done = f"{plan.path}: nothing to {verb} (already {'in place' if verb == 'install' else 'absent'})."
+        return "\n".join([done, *(f"Note: {n}" for n in plan.notes)])
     items = plan.added or plan.removed
     lead = "would change" if dry_run else "changed"
     lines = [f"{plan.path}: {lead}: {', '.join(items)}."]
     if plan.backup:
         lines.append(f"Backup of the previous file: {plan.backup}")
+    lines.extend(f"Note: {n}" for n in plan.notes)
     if dry_run:
         lines.append(plan.text.rstrip("\n"))
     return "\n".join(lines)
