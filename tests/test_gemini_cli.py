@@ -45,11 +45,12 @@ class Workspace:
     def env(self, **extra: str) -> dict[str, str]:
         return {"DATABASE_URL": self.url, **extra}
 
-    def run(self, prompt: str, *replies: dict, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    def run(self, prompt: str, *replies: dict, cwd: Path | None = None, args: tuple[str, ...] = (),
+            **env: str) -> subprocess.CompletedProcess[str]:
         before = len(self.api.requests)
         self.api.queue(*replies)
         result = run_gemini(prompt, home=self.home, cwd=cwd or self.project, base_url=self.api.base_url,
-                            env=self.env(**env))
+                            env=self.env(**env), args=args)
         assert result.returncode == 0, f"gemini exited {result.returncode}\n{result.stderr[-3000:]}"
         self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
         return result
@@ -154,6 +155,13 @@ def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_pr
     other = _git_project(tmp_path / "other")
     ws.run("elsewhere", text("ok."), cwd=other)
     assert "vlk-memact:" not in ws.last[0].text()
+
+
+def test_a_resumed_session_starts_with_its_own_live_errors(ws: Workspace):
+    ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), text("stopped."))
+    ws.run("go on", text("ok."), args=("--resume", "latest"))
+    first = ws.last[0].text()
+    assert "vlk-memact: this session's memory so far" in first and "nonexistent-vlk-e2e-dir" in first
 
 
 def test_a_broken_database_url_leaves_the_session_working_and_the_problem_in_the_hook_log(ws: Workspace):

@@ -173,6 +173,15 @@ def test_a_resumed_session_gets_its_own_live_errors_back(memory: Memory):
     assert text is not None and "nonexistent-vlk-fixture" in text
 
 
+def test_the_models_own_record_of_a_captured_error_is_the_same_evidence(memory: Memory):
+    payload = fail()
+    gemini.handle(payload, memory)
+    [slot] = memory.get_history(session_id=payload["session_id"]).slots
+    again = memory.record_state(raw_log=slot.raw_log, session_id=payload["session_id"])
+    assert again.already_recorded_by == "hook" and again.timeline_id == slot.id
+    assert len(memory.get_history(session_id=payload["session_id"]).slots) == 1
+
+
 def test_events_the_adapter_does_not_use_print_nothing(memory: Memory):
     for name in ("PreCompress", "SessionEnd", "AfterAgent"):
         assert gemini.handle(event(name), memory) is None
