@@ -11,7 +11,7 @@ or a text. A request without tools (the CLI's own utility calls) gets a plain te
 pointed at a closed port, so a CLI that tried the network would fail loudly rather than reach it.
 
 `python tests/gemini_harness.py record DIR` records the hook payloads of a scripted session (a hook
-that appends its stdin) into DIR: that is how tests/fixtures/gemini/ was made.
+that appends its stdin) into DIR: that is how tests/data/gemini-hooks/ was made.
 """
 
 from __future__ import annotations

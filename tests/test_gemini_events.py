@@ -1,6 +1,6 @@
 """Gemini CLI hook payloads: parsed from fixtures recorded from the real CLI, checked against its published types.
 
-The fixtures in tests/fixtures/gemini/ were written by `python tests/gemini_harness.py record DIR`
+The fixtures in tests/data/gemini-hooks/ were written by `python tests/gemini_harness.py record DIR`
 (a hook that dumps its stdin, under the pinned CLI and the scripted model). The types are those of
 the pinned `@google/gemini-cli-core` (dist/src/hooks/types.d.ts), read as text: no TypeScript needed.
 """
@@ -18,7 +18,7 @@ from gemini_harness import CLI_DIR, CORE_TYPES, INSTALL
 
 from vlk_memact.hosts import gemini_events as ge
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
+FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
 
 
 def fixture(name: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from vlk_memact import Memory, Settings
 from vlk_memact.errors import InvalidInput
 from vlk_memact.hosts import gemini
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
+FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
 _clock = iter(range(10**6))
 
 
