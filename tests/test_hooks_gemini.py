@@ -208,3 +208,25 @@ def test_the_hook_process_never_breaks_the_host(tmp_path: Path):
     for _ in range(3):
         out = subprocess.run(command, input=json.dumps(fail()), env=env, capture_output=True, text=True, timeout=60)
     assert json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"].startswith("vlk-memact:")
+
+
+def test_the_guard_and_a_non_failing_result_are_answered_from_the_store_alone():
+    assert gemini.store_only(before())
+    assert gemini.store_only(event("AfterTool-run_shell_command-success"))
+    assert gemini.store_only(event("AfterTool-write_file"))
+    assert not gemini.store_only(fail())
+    assert not gemini.store_only(event("AfterTool-replace"))
+    assert not gemini.store_only(event("SessionStart-startup"))
+    assert not gemini.store_only({"hook_event_name": "AfterTool"})  # the full path says what is wrong
+
+
+def test_a_success_in_a_store_only_hook_process_retires_the_failures(tmp_path: Path):
+    command = [str(Path(sys.executable).with_name("vlk-memact")), "hook", "gemini"]
+    url = f"sqlite:///{tmp_path}/v.db"
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DATABASE_URL": url, "VLK_PROJECT": "p"}
+    for payload in (fail(), fail(), event("AfterTool-run_shell_command-success", tool_input=fail()["tool_input"])):
+        done = subprocess.run(command, input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    with Memory(url, settings=Settings(), project="p") as memory:
+        slots = memory.get_history(session_id=fail()["session_id"]).slots
+    assert [(s.temporal_state, s.retired_reason) for s in slots] == [("PAST", "resolved")] * 2
