@@ -12,9 +12,10 @@
    BeforeAgent. Targets (issue 11, for Claude Code's equivalents): tool events median <= 60 ms and
    p95 <= 150 ms at 10^5 slots, SessionStart p95 <= 300 ms.
 2. The scenario with the real CLI (tests/gemini-cli) and the scripted model: a command fails three
-   times and the model tries it a fourth time. With the hooks: the characters vlk-memact injected, and
-   the tokens (ceil(chars / 3.8), the project's estimator) of every request the model received;
-   without them: the same script, where the fourth run happens and fails again.
+   times and the model tries it a fourth time; without vlk-memact, with the hooks only, and with the
+   hooks and the MCP server (whose instructions Gemini CLI puts in every request). Reported: how often
+   the command ran, the characters vlk-memact injected, and the tokens (ceil(chars / 3.8), the
+   project's estimator) of the conversation in every request the model received.
 
 Figures go to bench/results/hooks-gemini.json and .md (hooks-gemini-quick.* with --quick). The machine
 is shared: figures measured under other people's load are noisy, and the report says so.
@@ -29,7 +30,6 @@ import os
 import platform
 import random
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,7 +142,7 @@ def latency(db: Path, iterations: int, pool: list[Any], rng: random.Random) -> d
             samples[name].append(timed(*make(), env)[0])
     result = {name: stats(values) for name, values in samples.items()}
     floor = result["no-op hook (reads the event)"]["median_ms"]
-    for name, row in result.items():
+    for row in result.values():
         row["x_noop_median"] = round(row["median_ms"] / floor, 2) if floor else math.nan
     return result
 
@@ -171,7 +171,9 @@ def cli_scenario() -> dict[str, Any]:
     if problem:
         return {"skipped": problem}
     out: dict[str, Any] = {}
-    for label, hooks in (("with hooks", True), ("without hooks", False)):
+    variants = (("no vlk-memact", None), ("hooks only (install --no-mcp)", ["--no-mcp"]),
+                ("hooks and MCP server (install)", []))
+    for label, install_args in variants:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             home, project = work / "home", work / "project"
@@ -179,9 +181,9 @@ def cli_scenario() -> dict[str, Any]:
             project.mkdir()
             subprocess.run(["git", "init", "-q", str(project)], check=True)
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "DATABASE_URL": f"sqlite:///{work}/v.db"}
-            if hooks:
-                subprocess.run([*HOOK[:1], "install", "gemini"], env=env, check=True, capture_output=True,
-                               cwd=project)
+            if install_args is not None:
+                subprocess.run([*HOOK[:1], "install", "gemini", *install_args], env=env, check=True,
+                               capture_output=True, cwd=project)
             marker = work / "runs.txt"
             command = f"echo ran >> {marker}; npm test 2>&1 | head -3; ls /srv/missing-module-express"
             with ScriptedGemini() as api:
@@ -214,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, help="samples per event and size (default 40; quick 8)")
     parser.add_argument("--cache", type=Path, default=RESULTS / "tmp", help="where built databases are kept")
     parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--sections", default="latency,cli", help="latency, cli or both (default)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if args.quick else [1000, 100_000])
     iterations = args.iterations or (8 if args.quick else 40)
@@ -225,24 +228,31 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
         "data": source, "iterations": iterations, "sizes": {},
     }
+    sections = set(args.sections.split(","))
+    if "latency" not in sections:
+        sizes = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = perf.Databases(Path(tmp), args.cache, pool, args.seed, source)
         for n in sizes:
             db = dbs.copy(n, "hooks-gemini")
             say(f"{n:,} slots: {iterations} samples per event ...")
             report["sizes"][str(n)] = latency(db, iterations, pool, rng)
-    report["load_avg_at_end"] = os.getloadavg()
-    biggest = report["sizes"][str(max(sizes))]
-    report["targets"] = {
-        "at_slots": max(sizes),
-        "tool_median_ms": all(biggest[e]["median_ms"] <= TARGETS["tool_median_ms"] for e in TOOL_EVENTS),
-        "tool_p95_ms": all(biggest[e]["p95_ms"] <= TARGETS["tool_p95_ms"] for e in TOOL_EVENTS),
-        "session_start_p95_ms": biggest["SessionStart (new session)"]["p95_ms"] <= TARGETS["session_start_p95_ms"],
-    }
-    if not args.quick:
+    if sizes:
+        biggest = report["sizes"][str(max(sizes))]
+        report["targets"] = {
+            "at_slots": max(sizes),
+            "tool_median_ms": all(biggest[e]["median_ms"] <= TARGETS["tool_median_ms"] for e in TOOL_EVENTS),
+            "tool_p95_ms": all(biggest[e]["p95_ms"] <= TARGETS["tool_p95_ms"] for e in TOOL_EVENTS),
+            "session_start_p95_ms": biggest["SessionStart (new session)"]["p95_ms"]
+            <= TARGETS["session_start_p95_ms"],
+        }
+    if not args.quick and "cli" in sections:
         say("the scenario with the real Gemini CLI ...")
         report["cli_scenario"] = cli_scenario()
+    report["load_avg_at_end"] = os.getloadavg()
     name = "hooks-gemini-quick" if args.quick else "hooks-gemini"
+    if sections != {"latency", "cli"}:
+        name += "-" + "-".join(sorted(sections))
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     (RESULTS / f"{name}.md").write_text(markdown(report), encoding="utf-8")
@@ -257,21 +267,22 @@ def markdown(report: dict[str, Any]) -> str:
              "(a shared machine: figures are noisy). Each sample is one hook process, spawn to exit; "
              f"{report['iterations']} samples per event and size, interleaved. Data: {report['data']}.", ""]
     sizes = list(report["sizes"])
-    lines.append("| event | " + " | ".join(f"{int(n):,} slots: median / p95 ms (x no-op)" for n in sizes) + " |")
-    lines.append("| --- |" + " --- |" * len(sizes))
-    for event in report["sizes"][sizes[0]]:
-        cells = [f"{report['sizes'][n][event]['median_ms']:.1f} / {report['sizes'][n][event]['p95_ms']:.1f} "
-                 f"({report['sizes'][n][event]['x_noop_median']:.2f})" for n in sizes]
-        lines.append(f"| {event} | " + " | ".join(cells) + " |")
-    t = report["targets"]
-    lines += ["", f"Targets at {t['at_slots']:,} slots: tool events median <= 60 ms: {'pass' if t['tool_median_ms'] else 'FAIL'}; "
-              f"p95 <= 150 ms: {'pass' if t['tool_p95_ms'] else 'FAIL'}; SessionStart p95 <= 300 ms: "
-              f"{'pass' if t['session_start_p95_ms'] else 'FAIL'}."]
+    if sizes:
+        lines.append("| event | " + " | ".join(f"{int(n):,} slots: median / p95 ms (x no-op)" for n in sizes) + " |")
+        lines.append("| --- |" + " --- |" * len(sizes))
+        for event in report["sizes"][sizes[0]]:
+            cells = [f"{report['sizes'][n][event]['median_ms']:.1f} / {report['sizes'][n][event]['p95_ms']:.1f} "
+                     f"({report['sizes'][n][event]['x_noop_median']:.2f})" for n in sizes]
+            lines.append(f"| {event} | " + " | ".join(cells) + " |")
+        t = report["targets"]
+        lines += ["", f"Targets at {t['at_slots']:,} slots: tool events median <= 60 ms: "
+                  f"{'pass' if t['tool_median_ms'] else 'FAIL'}; p95 <= 150 ms: {'pass' if t['tool_p95_ms'] else 'FAIL'}; "
+                  f"SessionStart p95 <= 300 ms: {'pass' if t['session_start_p95_ms'] else 'FAIL'}."]
     scenario = report.get("cli_scenario")
     if scenario and "skipped" not in scenario:
         lines += ["", "## A command failing three times, then tried a fourth time (real Gemini CLI, scripted model)", "",
                   "| | model requests | command runs | vlk-memact texts in the last request | their characters | "
-                  "request tokens, all requests | last request tokens | wall s |", "| --- |" + " --- |" * 7]
+                  "conversation tokens, all requests | last request | wall s |", "| --- |" + " --- |" * 7]
         for label, row in scenario.items():
             lines.append(f"| {label} | {row['model_requests']} | {row['command_runs']} | {row['injected_texts']} | "
                          f"{row['injected_chars']} | {row['request_tokens_total']} | {row['last_request_tokens']} | "
