@@ -12,6 +12,7 @@ uninstall round trip on settings that already hold other hooks.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,8 @@ def hook_texts(request: ModelRequest) -> list[str]:
 
 
 def env_for(db: Path, **extra: str) -> dict[str, str]:
-    return {"DATABASE_URL": f"sqlite:///{db}", **extra}
+    # The warm hook server a run starts (hosts/warm.py) goes away soon after the test.
+    return {"DATABASE_URL": f"sqlite:///{db}", "VLK_HOOK_SERVER_IDLE_SECONDS": "10", **extra}
 
 
 def fail_call(n: int) -> ToolUse:
@@ -157,7 +159,8 @@ def test_a_broken_database_url_never_breaks_the_session_and_the_hook_log_says_wh
     project = make_project(setup["root"], "app")
     install_into(project, home)
     calls = [fail_call(n) for n in range(4)]
-    broken = {"DATABASE_URL": f"sqlite:///{setup['root']}/no/such/dir/vlk.db?mode=ro"}
+    broken = env_for(setup["root"] / "no" / "such" / "dir" / "vlk.db")
+    broken["DATABASE_URL"] += "?mode=ro"
     with ScriptedModel([*calls, "Done anyway."]) as model:
         run = run_claude("Run the tests.", cwd=project, model=model, env=broken, home=home)
     assert run.returncode == 0 and run.result == "Done anyway.", run.describe()  # (e)
@@ -204,8 +207,6 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
             {"type": "command", "command": f"echo their-hook >> {theirs}", "timeout": 5}]}]},
     }
     settings.write_text(json.dumps(original, indent=2))
-    import subprocess
-
     def cli(*args: str) -> str:
         done = subprocess.run([VLK, *args], cwd=project, env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
                               capture_output=True, text=True, timeout=60)
@@ -234,3 +235,57 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
     assert theirs.read_text().count("their-hook") == 2
     with Memory(f"sqlite:///{db}", project=str(project)) as memory:
         assert memory.get_history(session_id=after.session_id).slots == []
+
+
+# ---- the plugin shipped at the repository root ----
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN_TOOL = "mcp__plugin_vlk-memact_vlk-memact__vlk_fetch_context"
+
+
+def plugin_env(db: Path) -> dict[str, str]:
+    """The plugin runs `vlk-memact` from PATH, as a user's pipx install provides it."""
+    from claude_code_harness import NODE22_BIN
+
+    path = f"{Path(sys.executable).parent}:{NODE22_BIN}:/usr/local/bin:/usr/bin:/bin"
+    return {**env_for(db), "PATH": path}
+
+
+def test_the_repository_is_a_valid_plugin_marketplace(setup: dict) -> None:
+    from claude_code_harness import CLAUDE_BIN, NODE22_BIN
+
+    done = subprocess.run([str(CLAUDE_BIN), "plugin", "validate", str(ROOT)], capture_output=True, text=True,
+                          timeout=120, env={"HOME": str(setup["home"]), "PATH": f"{NODE22_BIN}:/usr/bin:/bin",
+                                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    assert done.returncode == 0 and "Validation passed" in done.stdout, done.stdout + done.stderr
+    assert 'PreToolUse * command vlk-memact ["hook","claude-code","--from-plugin"]' in done.stdout
+
+
+def test_the_plugin_records_guards_and_serves_the_same_session(setup: dict) -> None:
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    calls = [fail_call(n) for n in range(4)]
+    get = ToolUse(PLUGIN_TOOL, {}, id="toolu_fetch")
+    with ScriptedModel([*calls, tool_search(PLUGIN_TOOL), get, "ok"]) as model:
+        run = run_claude("Run the tests.", cwd=project, model=model, env=plugin_env(db), home=home,
+                         allowed_tools=["Bash", "mcp__plugin_vlk-memact_vlk-memact"],
+                         extra_args=["--plugin-dir", str(ROOT)])
+    assert run.returncode == 0, run.describe()
+    model.assert_done()
+    assert runs(project) == 3 and "vlk-memact: not run" in model.tool_result(calls[3].id).text
+    seen = model.tool_result(get.id)
+    assert not seen.is_error and run.session_id in seen.text and "anchor" in seen.text.lower()
+
+
+def test_the_plugin_beside_settings_hooks_stays_silent_and_nothing_is_recorded_twice(setup: dict) -> None:
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    install_into(project, home)
+    with ScriptedModel([fail_call(0), "ok"]) as model:
+        run = run_claude("Run the tests.", cwd=project, model=model, env=plugin_env(db), home=home,
+                         extra_args=["--plugin-dir", str(ROOT)])
+    assert run.returncode == 0, run.describe()
+    with Memory(f"sqlite:///{db}", project=str(project)) as memory:
+        assert len(memory.get_history(session_id=run.session_id).slots) == 1
+    log = (home / ".local" / "share" / "vlk-memact" / "hooks.log").read_text()
+    assert "installed twice" in log

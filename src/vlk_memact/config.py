@@ -41,6 +41,8 @@ class Settings:
     hook_deadline_ms: int = 2500  # VLK_HOOK_DEADLINE_MS: a hook gives up (silently) after this long
     hook_dedupe_seconds: int = 120  # VLK_HOOK_DEDUPE_SECONDS: a model's record of an error a hook just captured is
     #                                 the same evidence within this window
+    hook_server: bool = True  # VLK_HOOK_SERVER: 0 answers every hook in its own process (no warm server)
+    hook_server_idle_seconds: int = 600  # VLK_HOOK_SERVER_IDLE_SECONDS: the warm server exits after this idle time
     host_session_id: str | None = None  # CLAUDE_CODE_SESSION_ID: the host's session, the stdio server's default
 
     @classmethod

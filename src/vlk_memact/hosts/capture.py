@@ -153,10 +153,11 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     the same call: the fix worked, the stale error leaves the context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
-    if not changes:
-        with memory.store.read() as tx:
-            if not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1):
-                return  # a read that never failed: nothing to remember
+    with memory.store.read() as tx:
+        # Nothing failed in this session (or, for a read, this call never failed): a success changes nothing
+        # the guard or resolution will ever look at, so nothing is written (no fsync on every tool call).
+        if not tx.host_calls(key, call_key=None if changes else call.key, outcome="failure", limit=1):
+            return
     with memory.store.write() as tx:
         failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
                                  limit=FAILURES_LOOKED_AT)

@@ -100,7 +100,8 @@ def recall_text(call: str, recalled: Sequence[Slot], session_id: str) -> str:
     """The error just captured matches lessons learned earlier (shown the way carry-over shows them)."""
     lines = [f"{PREFIX} the error of {call} was seen before:"]
     for constraint in recalled:
-        lines.append(f"- {describe_constraint(constraint, session_id)}; matched {constraint.fire_count} times")
+        times = "time" if constraint.fire_count == 1 else "times"
+        lines.append(f"- {describe_constraint(constraint, session_id)}; matched {constraint.fire_count} {times}")
     return cap("\n".join(lines))
 
 
