@@ -22,9 +22,10 @@ def register(sub: Any) -> None:
 
     install = sub.add_parser("install", help="install the hooks and the MCP server entry into a host's settings")
     install.add_argument("host", choices=HOSTS)
-    install.add_argument("--scope", choices=["local", "project", "user"], default="local",
+    install.add_argument("--scope", choices=["local", "project", "user"],
                          help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
-                         ".mcp.json; user: ~/.claude/settings.json")
+                         ".mcp.json; user: ~/.claude/settings.json. Gemini CLI: user (default, "
+                         "~/.gemini/settings.json) or project (.gemini/settings.json)")
     install.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     install.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server entry")
 
@@ -42,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
         from .gemini_install import run_command
 
         return run_command(args)
+    if args.command == "install" and args.scope is None:
+        args.scope = "local"
     from pathlib import Path
 
     from . import install
