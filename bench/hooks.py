@@ -259,18 +259,20 @@ def scenario_a(work: Path) -> dict[str, Any]:
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"# Hook latency and injection (`bench/hooks.py`{' --quick' if report['quick'] else ''})", "",
              f"Machine: {report['machine']}. Load while measuring: {report['load']} (2 cores shared with other "
-             "test runs: figures are noisy; the floor and the no-op hook ran interleaved with every event, run by run).",
+             "test runs: figures are noisy; the floor and the no-op hook ran interleaved with every event, "
+             "run by run).",
              "", "Each figure is a fresh process reading one event on stdin, as Claude Code runs a hook; the hook "
              "answers through the warm hook server (hosts/warm.py) unless marked [in process] (VLK_HOOK_SERVER=0). "
              "Wall time includes the server's work.", ""]
     sizes = list(report["latency"])
-    header = "| event | " + " | ".join(f"{s} slots median / p95 ms" for s in sizes) + " | minus floor (largest, median) |"
+    header = ("| event | " + " | ".join(f"{s} slots median / p95 ms" for s in sizes)
+              + " | minus floor (largest, median) |")
     lines += [header, "|" + " --- |" * (len(sizes) + 2)]
     largest = report["latency"][sizes[-1]]["events"]
     floor = largest["floor: python -c pass"]["median_ms"]
     for kind in ["floor: python -c pass", "no-op hook", *KINDS, *(k + COLD for k in COLD_KINDS)]:
-        cells = [f"{report['latency'][s]['events'][kind]['median_ms']} / {report['latency'][s]['events'][kind]['p95_ms']}"
-                 for s in sizes]
+        found = [report["latency"][s]["events"][kind] for s in sizes]
+        cells = [f"{f['median_ms']} / {f['p95_ms']}" for f in found]
         lines.append(f"| {kind} | " + " | ".join(cells) + f" | {largest[kind]['median_ms'] - floor:+.1f} |")
     lines += ["", "| target (at the largest size) | measured | result |", "| --- | --- | --- |"]
     for row in report["targets"]:
@@ -279,14 +281,15 @@ def markdown(report: dict[str, Any]) -> str:
     if scenario and "skipped" not in scenario:
         w, wo = scenario["with hooks"], scenario["without hooks"]
         lines += ["", "## Scenario (a) in the real Claude Code CLI", "",
-                  "| | requests | commands run | tokens of all requests | tokens of the last request | injected texts | injected characters |",
+                  "| | requests | commands run | tokens of all requests | tokens of the last request "
+                  "| injected texts | injected characters |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
                   f"| without hooks | {wo['requests']} | {wo['commands_run']} | {wo['total_request_tokens']} | "
                   f"{wo['last_request_tokens']} | 0 | 0 |",
                   f"| with hooks | {w['requests']} | {w['commands_run']} | {w['total_request_tokens']} | "
                   f"{w['last_request_tokens']} | {w['injected_texts']} | {w['injected_chars']} |", "",
-                  f"Tokens: {scenario['token_estimate']}. What was injected:", ""]
-        lines += [f"- `{t}`" for t in w["injected"]]
+                  f"Tokens: {scenario['token_estimate']}. What was injected, in order:", "", "```"]
+        lines += [*w["injected"], "```"]
     elif scenario:
         lines += ["", f"Scenario (a): skipped ({scenario['skipped']})"]
     return "\n".join(lines) + "\n"

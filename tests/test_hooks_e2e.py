@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_code_harness import ModelRequest, ScriptedModel, ToolUse, require_claude_code, run_claude, tool_search
+from claude_code_harness import (
+    ModelRequest,
+    ScriptedModel,
+    ToolUse,
+    require_claude_code,
+    run_claude,
+    tool_search,
+)
 
 from vlk_memact import Memory
 from vlk_memact.hosts import install
@@ -252,9 +259,9 @@ def plugin_env(db: Path) -> dict[str, str]:
 
 
 def test_the_repository_is_a_valid_plugin_marketplace(setup: dict) -> None:
-    from claude_code_harness import CLAUDE_BIN, NODE22_BIN
+    from claude_code_harness import NODE22_BIN, claude_command
 
-    done = subprocess.run([str(CLAUDE_BIN), "plugin", "validate", str(ROOT)], capture_output=True, text=True,
+    done = subprocess.run([*claude_command(), "plugin", "validate", str(ROOT)], capture_output=True, text=True,
                           timeout=120, env={"HOME": str(setup["home"]), "PATH": f"{NODE22_BIN}:/usr/bin:/bin",
                                             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
     assert done.returncode == 0 and "Validation passed" in done.stdout, done.stdout + done.stderr

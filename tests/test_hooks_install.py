@@ -92,7 +92,9 @@ def test_install_merges_is_idempotent_keeps_a_backup_and_uninstall_restores_exac
     assert install.plan_uninstall(install.SCOPES, project, home) == []
 
 
-def test_uninstall_keeps_a_handler_sharing_our_group_and_a_server_entry_we_did_not_write(where: tuple[Path, Path]) -> None:
+def test_uninstall_keeps_a_handler_sharing_our_group_and_a_server_entry_we_did_not_write(
+    where: tuple[Path, Path]
+) -> None:
     project, home = where
     install.apply(install.plan_install("project", project, home))
     settings = project / ".claude" / "settings.json"
@@ -159,6 +161,18 @@ def test_installations_lists_hooks_servers_and_plugins_with_their_commands(where
                                                "args": ["hook", "claude-code"]}]}]}})
     stale = [i for i in install.installations(project, home) if i.scope == "local"]
     assert [(i.kind, i.executable_exists) for i in stale] == [("hook", False)]
+
+
+def test_doubled_names_settings_hooks_beside_the_plugin_and_different_handlers(where: tuple[Path, Path]) -> None:
+    project, home = where
+    install.apply(install.plan_install("local", project, home))
+    assert install.doubled(install.installations(project, home)) == []
+    write(home / ".claude" / "settings.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "/old/venv/bin/vlk-memact", "args": ["hook", "claude-code"]}]}]}})
+    write(project / ".claude" / "settings.json", {"enabledPlugins": {"vlk-memact@vlk-memact": True}})
+    problems = install.doubled(install.installations(project, home))
+    assert len(problems) == 2
+    assert "plugin" in problems[0] and problems[1].startswith("PreToolUse runs 2 different vlk-memact hooks")
 
 
 def test_the_cli_dry_run_writes_nothing(where: tuple[Path, Path]) -> None:

@@ -5,5 +5,11 @@ lives here (capture.py: failures, successes and the guard's facts; carryover.py:
 with; guard.py: the pure guard decision; inject.py: every injected text; runner.py: deadline, log and
 never breaking the host); each host module only parses its events and builds its envelopes.
 
-Nothing in this package imports the MCP SDK: a hook runs on every tool call and must start fast.
+Nothing in this package imports the MCP SDK: a hook runs on every tool call and must start fast. The
+hook process itself goes through warm.py (a long-lived server per installation answers; without one, the
+process answers alone).
+
+A new host: a module like claude_code.py (HOST, STORE_ONLY_EVENTS and handle(event, memory), which turns
+the host's events into capture.ToolCall and calls the core with the host's tool names), one line in
+commands.HANDLERS, and its installer.
 """

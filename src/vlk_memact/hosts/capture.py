@@ -15,7 +15,8 @@ from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalStat
 from . import guard, inject
 
 if TYPE_CHECKING:
-    from ..engine import Memory  # or runner.StoreOnly: the guard and resolution need only the store
+    from ..engine import Memory
+    from ..store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
 FILE_FIELDS = ("file_path", "notebook_path", "path")
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
@@ -170,7 +171,7 @@ def on_success(memory: Memory, call: ToolCall) -> None:
             tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
 
 
-def _active_anchor(tx: Any, key: SessionKey, looped: list[Slot]) -> Slot | None:
+def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot | None:
     """The active constraint standing for these looped failures: their anchor, or what replaced it (a newer
     anchor of the same error, a consolidation); None once revoked."""
     keys = list(dict.fromkeys(k for s in looped for k in s.fingerprint_keys))

@@ -9,7 +9,16 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-HOSTS = ("claude-code", "gemini")
+# Host name -> the module with its HOST, handle(event, memory) and STORE_ONLY_EVENTS (a new host adds a line).
+HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code", "gemini": "vlk_memact.hosts.gemini"}
+HOSTS = tuple(HANDLERS)
+
+
+def host_module(host: str) -> Any:
+    """The adapter module of a host named in HANDLERS."""
+    from importlib import import_module
+
+    return import_module(HANDLERS[host])
 
 
 def register(sub: Any) -> None:
@@ -109,12 +118,8 @@ def hook_main(argv: list[str]) -> int:
             reply = None  # no private socket directory: answer here
         if reply is not None:
             return warm.emit(host, reply)
-    if host == "gemini":
-        from . import gemini, runner
+    from . import runner
 
-        return runner.run(gemini.HOST, gemini.handle, store_only=gemini.store_only, raw=raw)
-    from . import claude_code, runner
-
+    adapter = host_module(host)
     skip = plugin_doubled if "--from-plugin" in flags else None
-    return runner.run(claude_code.HOST, claude_code.handle, skip=skip, store_only=claude_code.STORE_ONLY_EVENTS,
-                      raw=raw)
+    return runner.run(adapter.HOST, adapter.handle, skip=skip, store_only=adapter.STORE_ONLY_EVENTS, raw=raw)

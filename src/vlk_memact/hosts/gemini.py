@@ -44,6 +44,11 @@ def store_only(event: Mapping[str, Any]) -> bool:
     return not outcome.failed
 
 
+# The adapter contract (commands.HANDLERS) names the events answered from the store alone; Gemini CLI has
+# one event for a failure and a success, so it is a test of the payload instead of a list of names.
+STORE_ONLY_EVENTS = store_only
+
+
 def tool_call(event: ge.Event) -> capture.ToolCall:
     """The core's view of a Gemini CLI tool call (Gemini's tool names, the derived call id)."""
     assert event.call is not None

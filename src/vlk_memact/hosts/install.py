@@ -214,6 +214,23 @@ def installations(project_dir: Path | None = None, home: Path | None = None) -> 
     return found + plugin_installations(project_dir, home)
 
 
+def doubled(found: list[Installation]) -> list[str]:
+    """What would make Claude Code run vlk-memact's hooks twice for one event: settings hooks beside the plugin,
+    or different vlk-memact handlers of one event in several settings files (identical ones run once)."""
+    problems = []
+    hooks = [i for i in found if i.kind == "hook"]
+    plugins = [i for i in found if i.kind == "plugin"]
+    if hooks and plugins:
+        problems.append(f"settings hooks ({', '.join(sorted({i.file for i in hooks}))}) and the plugin "
+                        f"({plugins[0].name}) are both installed; the plugin's copy stays silent, remove one")
+    for event in sorted({i.name for i in hooks}):
+        handlers = {(i.command, tuple(i.args)) for i in hooks if i.name == event}
+        if len(handlers) > 1:
+            files = sorted({i.file for i in hooks if i.name == event})
+            problems.append(f"{event} runs {len(handlers)} different vlk-memact hooks ({', '.join(files)})")
+    return problems
+
+
 def _hook_handler(command: str, prefix: list[str]) -> dict[str, Any]:
     return {"type": "command", "command": command, "args": [*prefix, *HOOK_ARGS], "timeout": HOOK_TIMEOUT_SECONDS}
 

@@ -29,6 +29,10 @@ import os
 import sys
 import zlib
 
+TYPE_CHECKING = False  # no typing at start-up (see above)
+if TYPE_CHECKING:
+    from typing import Any
+
 PROTOCOL = 1
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT = 0.2
@@ -45,7 +49,9 @@ def _env_ms(name: str, default: int) -> int:
 
 
 def enabled() -> bool:
-    return os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in ("0", "false", "no", "off")
+    """On unless VLK_HOOK_SERVER=0; POSIX only (the server locks its socket with fcntl)."""
+    return os.name == "posix" and os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 def _code_stamp() -> str:
@@ -73,7 +79,8 @@ def socket_path() -> str:
 
 
 def _receive(conn: _socket.socket, limit: int) -> bytes:
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = conn.recv(65536)
         if not chunk:
@@ -84,7 +91,7 @@ def _receive(conn: _socket.socket, limit: int) -> bytes:
             raise ValueError("message too large")
 
 
-def ask(host: str, flags: list[str], raw: bytes) -> dict | None:
+def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
     """The server's reply to this event, or None when no server could be reached (answer in process then).
 
     Once the event is sent, the server owns it: a late or broken reply is reported, never answered twice.
@@ -116,7 +123,7 @@ def ask(host: str, flags: list[str], raw: bytes) -> dict | None:
     return reply if isinstance(reply, dict) else {"problem": "the warm hook server sent no reply", "event_name": "?"}
 
 
-def emit(host: str, reply: dict) -> int:
+def emit(host: str, reply: dict[str, Any]) -> int:
     """Print the server's answer (JSON only), or the line saying what went wrong; the exit status is 0."""
     if reply.get("stdout"):  # the answer, as JSON text the server wrote
         sys.stdout.write(reply["stdout"])
@@ -130,8 +137,24 @@ def emit(host: str, reply: dict) -> int:
     return 0
 
 
+SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
+
+
 def spawn(path: str) -> None:
     """Start a server for this socket in the background; it exits at once if another one holds the lock."""
+    import time
+
+    marker = path + ".spawned"
+    try:
+        if time.time() - os.stat(marker).st_mtime < SPAWN_EVERY_SECONDS:
+            return  # one was started moments ago (it may still be starting, or it cannot start)
+    except OSError:
+        pass
+    try:
+        with open(marker, "w"):
+            pass
+    except OSError:
+        return
     import subprocess
 
     try:
@@ -151,14 +174,11 @@ def serve(path: str) -> None:
     import socket
     import threading
     from dataclasses import replace
-
     from pathlib import Path
 
     from ..config import Settings, detect_project
     from ..engine import Memory
-    from . import claude_code, commands, gemini, runner
-
-    handlers = {claude_code.HOST: claude_code.handle, gemini.HOST: gemini.handle}
+    from . import commands, runner
 
     lock = open(path + ".lock", "w")
     try:
@@ -177,7 +197,7 @@ def serve(path: str) -> None:
     memories: dict[tuple[Settings, str], Memory] = {}
     guard = threading.Lock()
 
-    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> Memory:
+    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
         project = settings.project or detect_project(None if cwd is None else Path(cwd))
         quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms,
                                                               settings.hook_deadline_ms // 3)))
@@ -191,22 +211,20 @@ def serve(path: str) -> None:
 
     def answer(conn: socket.socket) -> None:
         with conn:
-            host = None
+            host = "?"
             try:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
-                host = request.get("host") if isinstance(request, dict) else None
-                handle = handlers.get(host) if isinstance(host, str) else None
-                if request.get("v") != PROTOCOL or handle is None:
+                host = str(request.get("host"))
+                if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
                     raise ValueError("unknown request")
+                adapter = commands.host_module(host)
                 settings = Settings.from_env(request["env"])
-                doubled = host == claude_code.HOST and "--from-plugin" in request.get("flags", [])
-                skip = commands.plugin_doubled if doubled else None
-                name, reply, problem = runner.answer_event(handle, request["event"], settings, skip=skip,
-                                                           opener=opener)
+                skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
+                name, reply, problem = runner.answer_event(
+                    adapter.handle, request["event"], settings, skip=skip, opener=opener)
             except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
                 name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
-            line = runner.report(host if isinstance(host, str) and host in handlers else claude_code.HOST, name,
-                                 problem, to_stderr=False) if problem else None
+            line = runner.report(host, name, problem, to_stderr=False) if problem else None
             try:
                 text = json.dumps(reply, ensure_ascii=False) if reply else ""
                 conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))

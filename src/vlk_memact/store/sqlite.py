@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, quote
 from ..errors import ConfigError, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
+from .sqlite_browse import SqliteBrowse
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,18 @@ class SqliteStore:
             self._with_lock_retry(lambda: self._conn.execute("BEGIN"))
             yield from self._run(self._conn)
 
+    @contextmanager
+    def dry_run(self) -> Iterator[_SqliteTx]:
+        """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
+        with self._lock:
+            self._with_lock_retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield _SqliteTx(self._conn)
+            except sqlite3.Error as exc:
+                raise StoreError(f"database operation failed: {exc}") from exc
+            finally:
+                self._conn.execute("ROLLBACK")
+
     def _run(self, conn: sqlite3.Connection) -> Iterator[_SqliteTx]:
         try:
             yield _SqliteTx(conn)
@@ -189,7 +202,7 @@ class SqliteStore:
             self._conn.close()
 
 
-class _SqliteTx:
+class _SqliteTx(SqliteBrowse):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
