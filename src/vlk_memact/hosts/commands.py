@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Host name -> the module with its HOST, handle(event, memory) and STORE_ONLY_EVENTS (a new host adds a line).
-HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code"}
+HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code", "gemini": "vlk_memact.hosts.gemini"}
 HOSTS = tuple(HANDLERS)
 
 
@@ -31,9 +31,10 @@ def register(sub: Any) -> None:
 
     install = sub.add_parser("install", help="install the hooks and the MCP server entry into a host's settings")
     install.add_argument("host", choices=HOSTS)
-    install.add_argument("--scope", choices=["local", "project", "user"], default="local",
+    install.add_argument("--scope", choices=["local", "project", "user"],
                          help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
-                         ".mcp.json; user: ~/.claude/settings.json")
+                         ".mcp.json; user: ~/.claude/settings.json. Gemini CLI: user (default, "
+                         "~/.gemini/settings.json) or project (.gemini/settings.json)")
     install.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     install.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server entry")
 
@@ -47,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
+    if args.host == "gemini":
+        from .gemini_install import run_command
+
+        return run_command(args)
+    if args.command == "install" and args.scope is None:
+        args.scope = "local"
     from pathlib import Path
 
     from . import install

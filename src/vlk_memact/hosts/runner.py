@@ -125,6 +125,9 @@ def _failure(exc: BaseException) -> str:
 
 
 Skip = Callable[[dict[str, Any]], "str | None"]
+# Events answered from the store alone: their names, or a test of the event (a host with one event for
+# success and failure decides by its payload).
+StoreOnlyRule = Collection[str] | Callable[[dict[str, Any]], bool]
 Opener = Callable[[Settings, "str | None", bool], Any]
 
 
@@ -134,7 +137,7 @@ def answer_event(
     settings: Settings,
     *,
     skip: Skip | None = None,
-    store_only: Collection[str] = (),
+    store_only: StoreOnlyRule = (),
     opener: Opener = open_memory,
 ) -> tuple[str, dict[str, Any] | None, str | None]:
     """(event name, the answer to print or None, a problem to report or None); never raises."""
@@ -146,7 +149,8 @@ def answer_event(
         if reason:
             return event_name, None, reason
         cwd = event.get("cwd")
-        with opener(settings, cwd if isinstance(cwd, str) else None, event_name in store_only) as memory:
+        light = store_only(event) if callable(store_only) else event_name in store_only
+        with opener(settings, cwd if isinstance(cwd, str) else None, light) as memory:
             return event_name, handle(event, memory), None
     except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
         return event_name, None, _failure(exc)
@@ -167,13 +171,14 @@ def run(
     handle: Handler,
     *,
     skip: Skip | None = None,
-    store_only: Collection[str] = (),
+    store_only: StoreOnlyRule = (),
     raw: bytes | None = None,
 ) -> int:
     """Answer one event in this process within the deadline; exit 0 whatever happens.
 
     skip(event) may name a reason to do nothing (a double installation); it is logged, nothing is printed.
-    Events named in store_only get a StoreOnly instead of a Memory. raw: the event, if stdin was read already.
+    Events named in store_only (or for which store_only(event) is true) get a StoreOnly instead of a Memory.
+    raw: the event, if stdin was read already.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:

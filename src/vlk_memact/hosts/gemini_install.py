@@ -1,0 +1,308 @@
+"""`vlk-memact install gemini` / `uninstall gemini`: our entries in Gemini CLI's settings.json, nothing else.
+
+Gemini CLI reads hooks and MCP servers from `~/.gemini/settings.json` (user) and
+`<project>/.gemini/settings.json` (project; its hooks run only in a trusted folder). Install merges
+four hook entries (SessionStart, BeforeAgent, BeforeTool, AfterTool; each a command with an explicit
+timeout in milliseconds, the unit Gemini CLI uses) and a `vlk-memact` MCP server into the file,
+keeps every other key as it was, is idempotent, and copies the file to `settings.json.vlk-memact.bak`
+before changing it. Our hook entries carry `"name": "vlk-memact"`: that is how uninstall finds exactly
+them (and how Gemini CLI runs one copy when both files hold them: it deduplicates by name and command).
+The MCP server entry is removed only if it is still the one install wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+
+HOOK_NAME = "vlk-memact"
+SERVER_NAME = "vlk-memact"
+EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool")
+# Gemini CLI's timeouts are milliseconds (default 60000). Ours is well above the hook's own deadline
+# (VLK_HOOK_DEADLINE_MS) so the CLI never has to kill it, and well below the CLI's default.
+TIMEOUT_MS = 10_000
+SCOPES = ("user", "project")
+BACKUP_SUFFIX = ".vlk-memact.bak"
+
+
+@dataclass
+class Plan:
+    """What install or uninstall did (or, with dry_run, would do) to one file."""
+
+    path: Path
+    changed: bool
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    backup: Path | None = None
+    text: str = ""  # the file's new content
+    notes: list[str] = field(default_factory=list)  # settings in the file that keep the hooks from running
+
+
+def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None) -> Path:
+    """The settings.json a scope writes: the user's, or the project's (git root of cwd, else cwd)."""
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    if scope == "user":
+        return (home or Path.home()) / ".gemini" / "settings.json"
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder / ".gemini" / "settings.json"
+    return start / ".gemini" / "settings.json"
+
+
+def hook_command() -> list[str]:
+    """The argv that runs our hook: this installation's own entry point, so PATH does not matter."""
+    script = Path(sys.executable).with_name("vlk-memact")
+    if script.exists():
+        return [str(script), "hook", "gemini"]
+    found = shutil.which("vlk-memact")
+    if found:
+        return [str(Path(found).resolve()), "hook", "gemini"]
+    return [sys.executable, "-m", "vlk_memact", "hook", "gemini"]
+
+
+def _hook_entry(command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
+    # Gemini CLI runs `command` through bash -c: quoted, so paths with spaces work.
+    entry: dict[str, Any] = {
+        "type": "command",
+        "name": HOOK_NAME,
+        "command": shlex.join(command),
+        "timeout": TIMEOUT_MS,
+        "description": "vlk-memact: record failures, announce loops, guard repeats, carry lessons",
+    }
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def _server_entry(command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
+    executable, *rest = command[: -2]  # without "hook gemini"
+    entry: dict[str, Any] = {"command": executable, "args": [*rest, "serve"]}
+    if env:
+        entry["env"] = dict(env)
+    return entry
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        # Gemini CLI tolerates comments in settings.json; rewriting the file would lose them.
+        raise InvalidInput(
+            f"{path} is not plain JSON ({exc}); vlk-memact will not rewrite it. Remove comments or trailing "
+            f"commas, or add the entries by hand (see the README)"
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _notes(data: Mapping[str, Any]) -> list[str]:
+    """Settings that would keep our hooks from running; install reports them and leaves them as they are."""
+    config = data.get("hooksConfig")
+    if not isinstance(config, Mapping):
+        return []
+    notes = []
+    if config.get("enabled") is False:
+        notes.append("hooksConfig.enabled is false in this file: Gemini CLI runs no hooks until it is true.")
+    disabled = config.get("disabled")
+    if isinstance(disabled, list) and HOOK_NAME in disabled:
+        notes.append(f"hooksConfig.disabled lists {HOOK_NAME!r}: Gemini CLI skips these hooks until it is "
+                     "removed.")
+    return notes
+
+
+def _dumps(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _is_ours(hook: Any) -> bool:
+    if not isinstance(hook, Mapping) or hook.get("name") != HOOK_NAME:
+        return False
+    return str(hook.get("command", "")).endswith("hook gemini")
+
+
+def _is_our_server(entry: Mapping[str, Any]) -> bool:
+    """The entry install writes (`<vlk-memact> serve`, `<python> -m vlk_memact serve`), not one by hand."""
+    args = entry.get("args")
+    if not isinstance(args, list) or args[-1:] != ["serve"]:
+        return False
+    return Path(str(entry.get("command", ""))).name == "vlk-memact" or args[:2] == ["-m", "vlk_memact"]
+
+
+def _write(path: Path, data: Mapping[str, Any], existed: bool) -> tuple[str, Path | None]:
+    text = _dumps(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if existed:
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        shutil.copy2(path, backup)
+    # Write beside it and rename: a crash leaves the old file or the new one, never half of one.
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        if existed:
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return text, backup
+
+
+def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None = None,
+            command: list[str] | None = None, with_server: bool = True) -> Plan:
+    """Merge our hooks and MCP server into `path`; a second run changes nothing."""
+    existed = path.exists()
+    data = _load(path)
+    command = command or hook_command()
+    env = dict(env or {})
+    entry = _hook_entry(command, env)
+    added: list[str] = []
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidInput(f"{path}: 'hooks' must be an object, got {type(hooks).__name__}")
+    for event in EVENTS:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidInput(f"{path}: hooks.{event} must be a list, got {type(groups).__name__}")
+        ours = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        if ours == [entry]:
+            continue
+        # Replace an older or duplicated entry of ours; leave everyone else's entries alone.
+        cleaned: list[Any] = []
+        for group in groups:
+            hooks_of = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(hooks_of, list) and any(map(_is_ours, hooks_of)):
+                rest = [h for h in hooks_of if not _is_ours(h)]
+                if rest:
+                    cleaned.append({**group, "hooks": rest})
+            else:
+                cleaned.append(group)
+        groups[:] = cleaned
+        new_group: dict[str, Any] = {"hooks": [entry]}
+        if event in ("BeforeTool", "AfterTool"):
+            new_group = {"matcher": ".*", **new_group}  # every tool: the guard and the capture see all calls
+        groups.append(new_group)
+        added.append(f"hooks.{event}")
+    servers = data.setdefault("mcpServers", {}) if with_server else data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidInput(f"{path}: 'mcpServers' must be an object, got {type(servers).__name__}")
+    wanted = _server_entry(command, env)
+    present = servers.get(SERVER_NAME)
+    # Ours is added, or brought up to date; an entry someone wrote by hand stays as it is.
+    if with_server and (present is None or (isinstance(present, dict) and _is_our_server(present)
+                                            and present != wanted)):
+        servers[SERVER_NAME] = wanted
+        added.append(f"mcpServers.{SERVER_NAME}")
+    notes = _notes(data)
+    if not added:
+        return Plan(path, changed=False, text=_dumps(data), notes=notes)
+    if dry_run:
+        return Plan(path, changed=True, added=added, text=_dumps(data), notes=notes)
+    text, backup = _write(path, data, existed)
+    return Plan(path, changed=True, added=added, backup=backup, text=text, notes=notes)
+
+
+def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
+    """Remove exactly the entries install adds; every other hook, server and setting stays."""
+    if not path.exists():
+        return Plan(path, changed=False)
+    data = _load(path)
+    removed: list[str] = []
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = []
+            for group in groups:
+                if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                    kept_groups.append(group)
+                    continue
+                kept = [h for h in group["hooks"] if not _is_ours(h)]
+                if len(kept) != len(group["hooks"]):
+                    removed.append(f"hooks.{event}")
+                    if not kept:
+                        continue  # the group held only our entry: it goes with it
+                    group = {**group, "hooks": kept}
+                kept_groups.append(group)
+            if kept_groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+        if not hooks:
+            del data["hooks"]
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict) and isinstance(servers.get(SERVER_NAME), dict):
+        if _is_our_server(servers[SERVER_NAME]):
+            del servers[SERVER_NAME]
+            removed.append(f"mcpServers.{SERVER_NAME}")
+            if not servers:
+                del data["mcpServers"]
+    if not removed:
+        return Plan(path, changed=False)
+    removed = list(dict.fromkeys(removed))
+    if dry_run:
+        return Plan(path, changed=True, removed=removed, text=_dumps(data))
+    text, backup = _write(path, data, existed=True)
+    return Plan(path, changed=True, removed=removed, backup=backup, text=text)
+
+
+def describe(plan: Plan, verb: str, dry_run: bool) -> str:
+    """One short report for the terminal."""
+    if not plan.changed:
+        done = f"{plan.path}: nothing to {verb} (already {'in place' if verb == 'install' else 'absent'})."
+        return "\n".join([done, *(f"Note: {n}" for n in plan.notes)])
+    items = plan.added or plan.removed
+    lead = "would change" if dry_run else "changed"
+    lines = [f"{plan.path}: {lead}: {', '.join(items)}."]
+    if plan.backup:
+        lines.append(f"Backup of the previous file: {plan.backup}")
+    lines.extend(f"Note: {n}" for n in plan.notes)
+    if dry_run:
+        lines.append(plan.text.rstrip("\n"))
+    return "\n".join(lines)
+
+
+def run_command(args: Any) -> int:
+    """`vlk-memact install|uninstall gemini [--scope user|project] [--dry-run] [--no-mcp]`."""
+    verb = args.command
+    if args.scope not in (None, *SCOPES):
+        raise InvalidInput(f"Gemini CLI has the scopes {' and '.join(SCOPES)}, not {args.scope!r}")
+    if verb == "install":
+        # Gemini CLI withholds DATABASE_URL from MCP servers (always) and from hooks (when it redacts the
+        # environment): the database this install uses is written into both entries, so they share it.
+        url = getattr(args, "database_url", None) or os.environ.get("DATABASE_URL")
+        env = {"DATABASE_URL": url} if url else {}
+        plan = install(settings_path(args.scope or "user"), dry_run=args.dry_run, env=env,
+                       with_server=not getattr(args, "no_mcp", False))
+        print(describe(plan, verb, args.dry_run))
+        if plan.changed and url:
+            print("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not pass "
+                  "it to MCP servers); run install again after changing it.")
+        if plan.changed and not args.dry_run and (args.scope or "user") == "project":
+            print("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
+                  "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
+        return 0
+    for scope in (args.scope,) if args.scope else SCOPES:
+        print(describe(uninstall(settings_path(scope), dry_run=args.dry_run), verb, args.dry_run))
+    return 0

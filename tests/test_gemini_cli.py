@@ -1,0 +1,203 @@
+"""End to end with the real Gemini CLI (pinned in tests/gemini-cli) and a scripted model on loopback.
+
+Each test installs the hooks with the real `vlk-memact install gemini` into a temporary HOME, runs
+`gemini -p` headless in a temporary git project, and reads what the model was sent. Needs
+`npm ci --prefix tests/gemini-cli` and Node >= 20 (CI fails without them, a dev machine skips).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
+
+VLK = str(Path(sys.executable).with_name("vlk-memact"))
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cli_present() -> None:
+    problem = missing_cli()
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
+        pytest.skip(problem)
+
+
+@dataclass
+class Workspace:
+    home: Path
+    project: Path
+    database: Path
+    api: ScriptedGemini
+
+    @property
+    def url(self) -> str:
+        return f"sqlite:///{self.database}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {"DATABASE_URL": self.url, **extra}
+
+    def run(self, prompt: str, *replies: dict, cwd: Path | None = None, args: tuple[str, ...] = (),
+            **env: str) -> subprocess.CompletedProcess[str]:
+        before = len(self.api.requests)
+        self.api.queue(*replies)
+        result = run_gemini(prompt, home=self.home, cwd=cwd or self.project, base_url=self.api.base_url,
+                            env=self.env(**env), args=args)
+        assert result.returncode == 0, f"gemini exited {result.returncode}\n{result.stderr[-3000:]}"
+        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
+        return result
+
+    def vlk(self, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url}
+        return subprocess.run([VLK, *args], env=env, capture_output=True, text=True, timeout=60, cwd=self.project)
+
+    def history(self) -> list[dict]:
+        out = self.vlk("history", "--limit", "500", "--session", self.session())
+        return json.loads(out.stdout)
+
+    def session(self) -> str:
+        chats = sorted((self.home / ".gemini" / "tmp").rglob("session-*.json*"), key=lambda p: p.stat().st_mtime)
+        assert chats, "no Gemini CLI session was recorded"
+        name = chats[-1].name
+        # session-<date>-<first 8 hex of the id>.jsonl: the full id is in the file's first record
+        first = chats[-1].read_text(encoding="utf-8").splitlines()[0]
+        sid = json.loads(first).get("sessionId")
+        assert sid, f"no sessionId in {name}"
+        return sid
+
+
+def _git_project(path: Path) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Iterator[Workspace]:
+    home = tmp_path / "home"
+    write_settings(home)
+    project = _git_project(tmp_path / "project")
+    with ScriptedGemini() as api:
+        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        done = w.vlk("install", "gemini")
+        assert done.returncode == 0, done.stderr
+        yield w
+
+
+def _failing(marker: Path) -> str:
+    # Appends a line each time it really runs, then fails the same way every time.
+    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+
+
+def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
+    marker = tmp_path / "runs.txt"
+    cmd = _failing(marker)
+    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd),
+           call("mcp_vlk-memact_vlk_fetch_context"), text("stopped."))
+    turns = ws.last
+    # The first failure is ordinary: nothing injected. (Turn i+1 carries the result of call i.)
+    assert "vlk-memact:" not in turns[1].last_parts_text()
+    assert "now live 2 times" in turns[2].last_parts_text()  # the same error live again
+    # The third: the model's next request carries the loop text, next to the tool result.
+    third = turns[3].last_parts_text()
+    assert "vlk-memact:" in third and "Exit Code: 2" in third
+    assert "loop" in third.lower()
+    # The fourth identical call, nothing changed: denied, never run; the model reads the anchor as its result.
+    fourth = turns[4].last_parts_text()
+    assert "Tool execution blocked: vlk-memact:" in fourth
+    assert marker.read_text(encoding="utf-8").count("ran") == 3
+    # The model's own vlk_fetch_context (no session_id given) sees the hook-recorded slots of its session.
+    fetched = turns[5].last_parts_text()
+    assert "[SYSTEM ANCHOR]" in fetched and "nonexistent-vlk-e2e-dir" in fetched
+
+
+def test_with_an_edit_in_between_the_repeat_runs_with_the_warning(ws: Workspace, tmp_path: Path):
+    marker = tmp_path / "runs.txt"
+    cmd = _failing(marker)
+    ws.run("build it", shell(cmd), shell(cmd), shell(cmd),
+           call("write_file", file_path=str(ws.project / "fix.txt"), content="changed\n"),
+           shell(cmd), text("stopped."))
+    turns = ws.last
+    assert marker.read_text(encoding="utf-8").count("ran") == 4  # it ran
+    after_repeat = turns[5].last_parts_text()
+    assert "Tool execution blocked" not in after_repeat
+    assert "vlk-memact:" in after_repeat  # the anchor went along with the result
+
+
+def test_a_success_of_the_same_call_retires_its_live_failures(ws: Workspace):
+    target = ws.project / "config.txt"
+    cmd = f"cat {target}"
+    ws.run("read the config", shell(cmd), shell(cmd),
+           call("write_file", file_path=str(target), content="ok\n"), shell(cmd), text("done."))
+    slots = [s for s in ws.history() if "config.txt" in (s.get("raw_log") or "")]
+    assert len(slots) == 2
+    assert all(s["temporal_state"] == "PAST" and s["retired_reason"] == "resolved" for s in slots), slots
+    context = ws.vlk("context", "--session", ws.session()).stdout
+    assert "config.txt" not in context  # the stale error left the context
+
+
+def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(
+    ws: Workspace, tmp_path: Path
+):
+    cmd = _failing(tmp_path / "runs.txt")
+    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
+    ws.run("start again", text("ok."))
+    first = ws.last[0].text()
+    assert "vlk-memact:" in first and "nonexistent-vlk-e2e-dir" in first
+    other = _git_project(tmp_path / "other")
+    ws.run("elsewhere", text("ok."), cwd=other)
+    assert "vlk-memact:" not in ws.last[0].text()
+
+
+def test_a_resumed_session_starts_with_its_own_live_errors(ws: Workspace):
+    ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), text("stopped."))
+    ws.run("go on", text("ok."), args=("--resume", "latest"))
+    first = ws.last[0].text()
+    assert "vlk-memact: this session's memory so far" in first and "nonexistent-vlk-e2e-dir" in first
+
+
+def test_a_broken_database_url_leaves_the_session_working_and_the_problem_in_the_hook_log(ws: Workspace):
+    broken = ws.vlk("--database-url", "bogus://nowhere", "install", "gemini")
+    assert broken.returncode == 0, broken.stderr
+    result = ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), shell("ls /nonexistent-vlk-e2e-dir"),
+                    text("finished."))
+    assert "finished." in result.stdout
+    assert all("vlk-memact:" not in r.text() for r in ws.last)
+    log = ws.home / ".local" / "share" / "vlk-memact" / "hooks.log"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    assert any("hook gemini" in line and "DATABASE_URL" in line for line in lines), lines[-5:]
+
+
+def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(tmp_path: Path):
+    home = tmp_path / "home"
+    dump = tmp_path / "theirs.jsonl"
+    theirs = tmp_path / "theirs.sh"
+    theirs.write_text(f'#!/bin/sh\ncat >> {dump}\necho >> {dump}\n', encoding="utf-8")
+    theirs.chmod(0o755)
+    user_hooks = {"AfterTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": str(theirs),
+                                                                          "name": "theirs"}]}]}
+    settings = write_settings(home, {"hooks": user_hooks, "ui": {"theme": "GitHub"}})
+    original = json.loads(settings.read_text(encoding="utf-8"))
+    project = _git_project(tmp_path / "project")
+    with ScriptedGemini() as api:
+        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        assert w.vlk("install", "gemini").returncode == 0
+        assert w.vlk("install", "gemini").stdout.count("nothing to install") == 1  # idempotent
+        cmd = "ls /nonexistent-vlk-e2e-dir"
+        w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
+        assert "vlk-memact:" in w.last[3].last_parts_text()
+        assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 3  # their hook ran beside ours
+        done = w.vlk("uninstall", "gemini")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(settings.read_text(encoding="utf-8")) == original
+        w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
+        assert all("vlk-memact:" not in r.text() for r in w.last)  # ours is gone (no lesson, no loop text)
+        assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 7  # theirs still runs
