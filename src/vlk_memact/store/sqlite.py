@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
 from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
+from .sqlite_errors import is_read_only_url, lock_timeout_error, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -91,65 +92,113 @@ def _fold(text: str | None) -> str | None:
 
 
 class SqliteStore:
-    """The Store protocol over one SQLite file."""
+    """The Store protocol over one SQLite file.
 
-    def __init__(self, target: str, busy_timeout_ms: int = 5000) -> None:
+    Faults of the environment (a full disk, a read-only or damaged file, a stuck writer) leave the
+    store as typed StoreErrors (store/sqlite_errors.py) with every failed transaction rolled back.
+    After an error that a new connection could cure (the file made writable again, a damaged file
+    restored from a backup or moved aside), the next call opens the file afresh: the process works
+    again once the fault is gone, without a restart.
+    """
+
+    def __init__(self, target: str, busy_timeout_ms: int = 5000, lock_wait_ms: int | None = None) -> None:
         self.url = target
+        self._busy_timeout_ms = busy_timeout_ms
+        self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
         self._lock = threading.RLock()
+        self._stale = False  # the connection met an error that reopening the file may cure
+        self._conn = self._connect()
+        log.info("SQLite store ready at %s", target)
+
+    def _connect(self) -> sqlite3.Connection:
+        target = self.url
+        conn = None
         try:
-            self._conn = sqlite3.connect(
+            conn = sqlite3.connect(
                 target,
                 uri=target != MEMORY,
                 check_same_thread=False,
                 isolation_level=None,  # we issue BEGIN / COMMIT ourselves
-                timeout=busy_timeout_ms / 1000,
+                timeout=self._busy_timeout_ms / 1000,
             )
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            if target != MEMORY and "mode=ro" not in target:
-                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            if target != MEMORY and not is_read_only_url(target):
+                mode = self._with_lock_retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 if mode.lower() != "wal":
                     raise StoreError(f"could not switch {target} to WAL journaling (got {mode!r})")
-            self._conn.execute("PRAGMA synchronous = FULL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.create_function("vlk_fold", 1, _fold, deterministic=True)
-            if "mode=ro" not in target:
-                self._with_lock_retry(lambda: migrate(self._conn))
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.create_function("vlk_fold", 1, _fold, deterministic=True)
+            if not is_read_only_url(target):
+                self._with_lock_retry(lambda: migrate(conn))
+            return conn
         except sqlite3.Error as exc:
-            raise StoreError(f"could not open SQLite database {target}: {exc}") from exc
-        log.info("SQLite store ready at %s", target)
+            if conn is not None:
+                conn.close()
+            raise sqlite_error(exc, target, "open") from exc
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection, reopened first if the last one met a fault a new one may not have."""
+        if self._stale:
+            self._conn.close()
+            self._conn = self._connect()  # raises the typed error while the fault lasts
+            self._stale = False
+            log.info("Reopened the SQLite database %s after an earlier error", self.url)
+        return self._conn
 
     # ---- transactions ----
 
     @contextmanager
     def write(self) -> Iterator[_SqliteTx]:
         with self._lock:
-            self._with_lock_retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-            yield from self._run(self._conn)
+            conn = self._connection()
+            self._begin(conn, "BEGIN IMMEDIATE", "write")
+            yield from self._run(conn, "write")
 
     @contextmanager
     def read(self) -> Iterator[_SqliteTx]:
         with self._lock:
-            self._with_lock_retry(lambda: self._conn.execute("BEGIN"))
-            yield from self._run(self._conn)
+            conn = self._connection()
+            self._begin(conn, "BEGIN", "read")
+            yield from self._run(conn, "read")
 
-    def _run(self, conn: sqlite3.Connection) -> Iterator[_SqliteTx]:
+    def _begin(self, conn: sqlite3.Connection, begin: str, doing: str) -> None:
+        try:
+            self._with_lock_retry(lambda: conn.execute(begin))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, doing) from exc
+
+    def _run(self, conn: sqlite3.Connection, doing: str) -> Iterator[_SqliteTx]:
         try:
             yield _SqliteTx(conn)
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"database operation failed: {exc}") from exc
+            _rollback(conn)
+            raise self._fault(exc, doing) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"could not commit: {exc}") from exc
+            _rollback(conn)
+            raise self._fault(exc, doing) from exc
+
+    def _fault(self, exc: sqlite3.Error, doing: str) -> StoreError:
+        """The typed error for exc; mark the connection for reopening when a fresh one may fare better."""
+        error = sqlite_error(exc, self.url, doing)
+        if self.url != MEMORY and isinstance(error, REOPEN_AFTER):
+            self._stale = True
+        log.warning("%s", error)
+        return error
 
     def _with_lock_retry(self, action):  # type: ignore[no-untyped-def]
-        """Retry an action the busy timeout could not get through, with jittered backoff."""
-        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        """Retry an action the busy timeout could not get through, with jittered backoff, up to the lock wait."""
+        started = time.monotonic()
+        deadline = started + self._lock_wait
         delay = 0.01
         while True:
             try:
@@ -159,25 +208,38 @@ class SqliteStore:
                 if "locked" not in message and "busy" not in message:
                     raise
                 if time.monotonic() > deadline:
-                    raise StoreError(
-                        "the database stayed locked by another process for too long; try again"
-                    ) from exc
+                    raise lock_timeout_error(self.url, time.monotonic() - started) from exc
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
     def optimize(self, vacuum: bool) -> None:
         with self._lock:
+            conn = self._connection()
             try:
                 if vacuum:
-                    self._with_lock_retry(lambda: self._conn.execute("VACUUM"))
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.execute("PRAGMA optimize")
+                    self._with_lock_retry(lambda: conn.execute("VACUUM"))
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.execute("PRAGMA optimize")
             except sqlite3.Error as exc:
-                raise StoreError(f"could not optimize the database: {exc}") from exc
+                raise self._fault(exc, "write") from exc
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite ends it by itself after a full disk or an I/O error."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:  # the original error is the one worth reporting
+            log.warning("ROLLBACK failed after an error: %s", exc)
+
+
+# Errors after which the connection is reopened at the next call: its file handle may be the problem
+# (opened read-only, a damaged file since restored or moved aside, a failed disk write).
+REOPEN_AFTER = (ReadOnlyDatabase, DatabaseCorrupt, DatabaseIOError)
 
 
 class _SqliteTx:
