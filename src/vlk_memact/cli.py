@@ -80,6 +80,16 @@ def _parser() -> argparse.ArgumentParser:
 
     revoke = sub.add_parser("revoke", parents=[session], help="revoke a FUTURE constraint")
     revoke.add_argument("id", type=int)
+
+    # --- faults (issue 14): diagnosis and online backup, without opening Memory ---
+    doctor = sub.add_parser("doctor", help="check the database, the configuration and the host integrations")
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    backup = sub.add_parser(
+        "backup", help="copy the live SQLite database to FILE, verified (PostgreSQL: use export)",
+        description="Copy the live SQLite database to FILE with SQLite's online backup API while servers keep "
+        "writing, then verify the copy with integrity_check. For PostgreSQL use `vlk-memact export -o FILE` "
+        "(lossless; load it with `vlk-memact import FILE`) or pg_dump.")
+    backup.add_argument("file", help="where to write the copy (replaced atomically)")
     return parser
 
 
@@ -96,6 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo()
+        if args.command in ("doctor", "backup"):
+            from . import faults_cli
+
+            return faults_cli.run(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)

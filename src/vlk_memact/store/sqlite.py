@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, quote
 from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
 from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
-from .sqlite_errors import is_read_only_url, lock_timeout_error, sqlite_error
+from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -63,11 +63,12 @@ def default_path() -> Path:
     return Path(user_data_dir("vlk-memact", appauthor=False)) / "vlk.db"
 
 
-def sqlite_target(url: str | None) -> str:
-    """Turn a DATABASE_URL into a SQLite URI filename (or ':memory:')."""
+def sqlite_target(url: str | None, create_dirs: bool = True) -> str:
+    """Turn a DATABASE_URL into a SQLite URI filename (or ':memory:'); create_dirs makes the file's folder."""
     if url is None:
         path = default_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_dirs:
+            _make_folder(path.parent)
         return "file:" + quote(str(path)) + "?mode=rwc"
     rest = url[len("sqlite:") :]
     if rest in (MEMORY, "//" + MEMORY, "///" + MEMORY):
@@ -82,9 +83,19 @@ def sqlite_target(url: str | None) -> str:
     if mode not in ("ro", "rw", "rwc"):
         raise ConfigError(f"DATABASE_URL mode must be ro, rw or rwc, got {mode!r}.")
     path = Path(path_part).expanduser().resolve()
-    if mode == "rwc":
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if mode == "rwc" and create_dirs:
+        _make_folder(path.parent)
     return "file:" + quote(str(path)) + f"?mode={mode}"
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseIOError(
+            f"Cannot create the folder {folder} for the database ({exc.strerror}); create it writable by this "
+            "user, or point DATABASE_URL at another place."
+        ) from exc
 
 
 def _fold(text: str | None) -> str | None:
@@ -107,44 +118,60 @@ class SqliteStore:
         self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
         self._lock = threading.RLock()
         self._stale = False  # the connection met an error that reopening the file may cure
+        self._read_only = False  # writes were refused: every write reopens first, to see a chmod at once
         self._conn = self._connect()
         log.info("SQLite store ready at %s", target)
 
     def _connect(self) -> sqlite3.Connection:
-        target = self.url
-        conn = None
         try:
-            conn = sqlite3.connect(
-                target,
-                uri=target != MEMORY,
-                check_same_thread=False,
-                isolation_level=None,  # we issue BEGIN / COMMIT ourselves
-                timeout=self._busy_timeout_ms / 1000,
-            )
+            return self._open(self.url, writable=self.url != MEMORY and not is_read_only_url(self.url))
+        except sqlite3.Error as exc:
+            error = sqlite_error(exc, self.url, "open")
+            path = path_of(self.url)
+            # SQLite cannot read a WAL database in a directory it may not write to unless the -wal file
+            # exists; without one nothing can be writing to it, so an immutable view is safe and reads work.
+            if isinstance(error, ReadOnlyDatabase) and path and not Path(path + "-wal").exists():
+                try:
+                    conn = self._open("file:" + quote(path) + "?mode=ro&immutable=1", writable=False)
+                except sqlite3.Error:
+                    raise error from exc
+                log.warning("%s Serving reads only until then.", error)
+                self._read_only = True
+                return conn
+            raise error from exc
+
+    def _open(self, target: str, writable: bool) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            target,
+            uri=target != MEMORY,
+            check_same_thread=False,
+            isolation_level=None,  # we issue BEGIN / COMMIT ourselves
+            timeout=self._busy_timeout_ms / 1000,
+        )
+        try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            if target != MEMORY and not is_read_only_url(target):
+            if writable:
                 mode = self._with_lock_retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 if mode.lower() != "wal":
                     raise StoreError(f"could not switch {target} to WAL journaling (got {mode!r})")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.create_function("vlk_fold", 1, _fold, deterministic=True)
-            if not is_read_only_url(target):
+            if writable or target == MEMORY:
                 self._with_lock_retry(lambda: migrate(conn))
+            else:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # fail here, not at the first read
             return conn
-        except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
-            raise sqlite_error(exc, target, "open") from exc
         except BaseException:
-            if conn is not None:
-                conn.close()
+            conn.close()
             raise
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self, writing: bool = False) -> sqlite3.Connection:
         """The open connection, reopened first if the last one met a fault a new one may not have."""
-        if self._stale:
+        if self._stale or (writing and self._read_only):
             self._conn.close()
+            if writing:  # a write is the only way to learn that writing works again
+                self._read_only = False
             self._conn = self._connect()  # raises the typed error while the fault lasts
             self._stale = False
             log.info("Reopened the SQLite database %s after an earlier error", self.url)
@@ -155,7 +182,7 @@ class SqliteStore:
     @contextmanager
     def write(self) -> Iterator[_SqliteTx]:
         with self._lock:
-            conn = self._connection()
+            conn = self._connection(writing=True)
             self._begin(conn, "BEGIN IMMEDIATE", "write")
             yield from self._run(conn, "write")
 
@@ -192,6 +219,8 @@ class SqliteStore:
         error = sqlite_error(exc, self.url, doing)
         if self.url != MEMORY and isinstance(error, REOPEN_AFTER):
             self._stale = True
+        if isinstance(error, ReadOnlyDatabase) and not is_read_only_url(self.url):
+            self._read_only = True
         log.warning("%s", error)
         return error
 
