@@ -198,7 +198,7 @@ class PostgresStore:
                 yield _PostgresTx(conn)
             except psycopg.Error as exc:
                 _rollback(conn)
-                raise self._fault(exc, doing) from exc
+                raise self._fault(exc, doing, midway=True) from exc
             except BaseException:
                 _rollback(conn)
                 raise
@@ -251,8 +251,8 @@ class PostgresStore:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
-    def _fault(self, exc: BaseException, doing: str) -> StoreError:
-        error = postgres_error(exc, self._conninfo, doing)
+    def _fault(self, exc: BaseException, doing: str, midway: bool = False) -> StoreError:
+        error = postgres_error(exc, self._conninfo, doing, midway)
         log.warning("%s", error)
         return error
 

@@ -68,9 +68,14 @@ def is_connection_error(exc: BaseException) -> bool:
     )
 
 
-def unavailable(exc: BaseException, conninfo: str, doing: str) -> DatabaseUnavailable:
+def unavailable(exc: BaseException, conninfo: str, doing: str, midway: bool = False) -> DatabaseUnavailable:
     server = server_of(conninfo)
     outcome = _OUTCOME.get(doing, _OUTCOME["write"])
+    if midway and doing != "commit":
+        return DatabaseUnavailable(
+            f"The connection to the PostgreSQL server at {server} was lost during this call "
+            f"({_detail(exc, conninfo)}), {outcome}; call again in a moment: vlk-memact reconnects by itself."
+        )
     if doing == "open":
         return DatabaseUnavailable(
             f"vlk-memact could not open PostgreSQL database at {server}: the server cannot be reached "
@@ -89,8 +94,9 @@ def unavailable(exc: BaseException, conninfo: str, doing: str) -> DatabaseUnavai
     )
 
 
-def postgres_error(exc: BaseException, conninfo: str, doing: str) -> StoreError:
-    """The typed StoreError for a psycopg error met while `doing` ('open', 'read', 'write' or 'commit')."""
+def postgres_error(exc: BaseException, conninfo: str, doing: str, midway: bool = False) -> StoreError:
+    """The typed StoreError for a psycopg error met while `doing` ('open', 'read', 'write' or 'commit');
+    midway: inside a transaction that had started (the connection was there, then went away)."""
     server = server_of(conninfo)
     outcome = _OUTCOME.get(doing, _OUTCOME["write"])
     detail = _detail(exc, conninfo)
@@ -120,5 +126,5 @@ def postgres_error(exc: BaseException, conninfo: str, doing: str) -> StoreError:
             "again in a moment, and if it keeps happening look for a stuck session in pg_stat_activity."
         )
     if is_connection_error(exc):
-        return unavailable(exc, conninfo, doing)
+        return unavailable(exc, conninfo, doing, midway)
     return StoreError(f"The PostgreSQL server at {server} failed ({detail}), {outcome}; run `vlk-memact doctor`.")
