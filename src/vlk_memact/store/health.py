@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import Check, failed, passed
-from .sqlite_errors import is_read_only_url, path_of
+from .sqlite_errors import SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, is_read_only_url, path_of
 from .sqlite_schema import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 
 DB = "database"
@@ -110,21 +110,49 @@ def _sqlite_permissions(path: Path, read_only_url: bool) -> Check:
 
 
 def _sqlite_open(target: str, path: Path) -> tuple[Check, sqlite3.Connection | None]:
+    conn = None
     try:
-        conn = sqlite3.connect(target.partition("?")[0] + "?mode=ro", uri=True)
-        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-    except sqlite3.Error as exc:
-        return failed(DB, "opens", f"{path} is not a database or is damaged (SQLite: {exc})",
-                      RESTORE_FIX.format(path=path)), None
-    try:
+        conn = open_read_only(target)
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "agent_timeline" not in tables:
             return passed(DB, "opens", f"opens as SQLite {sqlite3.sqlite_version}; no vlk-memact tables yet"), conn
         slots = conn.execute("SELECT COUNT(*) FROM agent_timeline").fetchone()[0]
     except sqlite3.Error as exc:
-        conn.close()
-        return failed(DB, "opens", f"{path} is damaged (SQLite: {exc})", RESTORE_FIX.format(path=path)), None
+        if conn is not None:
+            conn.close()
+        if _code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB):
+            what = "is not a database or is damaged" if _code(exc) == SQLITE_NOTADB else "is damaged"
+            return failed(DB, "opens", f"{path} {what} (SQLite: {exc})", RESTORE_FIX.format(path=path)), None
+        return failed(DB, "opens", f"{path} cannot be read (SQLite: {exc})",
+                      "see the permissions check; the file must be readable by this user"), None
     return passed(DB, "opens", f"opens as SQLite {sqlite3.sqlite_version}; {slots} slots"), conn
+
+
+def open_read_only(target: str, timeout: float = 5.0) -> sqlite3.Connection:
+    """A read-only connection that never writes the file, also in a directory this user may not write to."""
+    base = target.partition("?")[0]
+    try:
+        return _read_only_connection(base + "?mode=ro", timeout)
+    except sqlite3.Error as exc:
+        # A WAL database in a directory we may not write to opens only immutable (nothing can write it then).
+        path = path_of(target)
+        if _code(exc) != SQLITE_READONLY or path is None or Path(path + "-wal").exists():
+            raise
+        return _read_only_connection(base + "?mode=ro&immutable=1", timeout)
+
+
+def _read_only_connection(uri: str, timeout: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout)
+    try:
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _code(exc: sqlite3.Error) -> int:
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def _sqlite_schema(conn: sqlite3.Connection) -> Check:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DatabaseCorrupt, InvalidInput, StoreError
+from .health import open_read_only
 from .sqlite_errors import path_of, sqlite_error
 
 
@@ -45,9 +46,8 @@ def backup_sqlite(target: str, destination: Path, busy_timeout_ms: int = 5000) -
         raise InvalidInput(f"{destination} is a directory; give the backup a file name.")
     started = time.monotonic()
     partial = destination.with_name(f".{destination.name}.partial-{os.getpid()}")
-    ro_target = target.partition("?")[0] + "?mode=ro"
     try:
-        source = sqlite3.connect(ro_target, uri=True, timeout=busy_timeout_ms / 1000)
+        source = open_read_only(target, timeout=busy_timeout_ms / 1000)
     except sqlite3.Error as exc:
         raise sqlite_error(exc, target, "read") from exc
     try:

@@ -1,0 +1,221 @@
+"""`vlk-memact doctor`: a healthy database passes; each broken state fails on its own line with its fix."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fault_harness import fill_up, small_filesystem, without_permission_override
+from mcp_clients import server_env
+
+from vlk_memact import Memory
+from vlk_memact.cli import main
+from vlk_memact.store import health
+
+
+def make_db(path: Path, records: int = 3) -> None:
+    with Memory(f"sqlite:///{path}", project="doctor") as memory:
+        for n in range(records):
+            memory.record_state(raw_log=f"observed failure number {'abcdefghij'[n % 10]} " + "x " * 400)
+
+
+def doctor(capsys: pytest.CaptureFixture[str], url: str, *extra: str) -> tuple[int, list[str]]:
+    code = main(["--database-url", url, "doctor", *extra])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def line(lines: list[str], start: str) -> str:
+    found = [x for x in lines if x.startswith(start)]
+    assert len(found) == 1, (start, lines)
+    return found[0]
+
+
+def test_a_healthy_database_passes_every_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 0, lines
+    assert lines[-1].endswith("checks, all passed.")
+    assert all(x.startswith("ok   ") for x in lines[:-1]), lines
+    assert line(lines, "ok   configuration: DATABASE_URL: ") == \
+        f"ok   configuration: DATABASE_URL: SQLite sqlite:///{db_file} (from --database-url)"
+    assert line(lines, "ok   database: opens: ").endswith("; 3 slots")
+    assert line(lines, "ok   database: schema version: ").endswith("(current)")
+    assert line(lines, "ok   database: integrity (quick_check): ") == "ok   database: integrity (quick_check): ok"
+    assert line(lines, "ok   database: write lock: ")
+    assert line(lines, "ok   database: WAL size: ")
+    assert line(lines, "ok   database: free space: ")
+
+
+def test_json_output_carries_every_check_and_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    code, lines = doctor(capsys, f"sqlite:///{db_file}", "--json")
+    report = json.loads("\n".join(lines))
+    assert code == 0 and report["ok"] is True
+    assert {c["group"] for c in report["checks"]} >= {"configuration", "database"}
+    assert all(set(c) == {"group", "name", "ok", "detail", "fix"} for c in report["checks"])
+
+
+def test_a_file_that_is_not_a_database_fails_with_the_way_out(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    db_file.write_text("my notes\n" * 500)
+    before = db_file.read_bytes()
+    code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 1 and lines[-1].endswith("1 failed.")
+    failed = line(lines, "FAIL database: opens: ")
+    assert f"{db_file} is not a database or is damaged (SQLite: file is not a database)" in failed
+    assert "restore a backup over it" in failed and f"mv {db_file} {db_file}.damaged" in failed
+    assert db_file.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["vlk.db"]
+
+
+def test_damaged_pages_fail_and_say_how_to_restore(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file, records=40)
+    data = bytearray(db_file.read_bytes())
+    data[4096:] = random.Random(3).randbytes(len(data) - 4096)
+    db_file.write_bytes(bytes(data))
+    code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 1
+    failed = line(lines, "FAIL database: opens: ")
+    assert "is damaged (SQLite: database disk image is malformed)" in failed and "restore a backup" in failed
+
+
+def test_a_newer_schema_fails_and_says_to_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    with sqlite3.connect(db_file) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 1
+    assert "upgrade vlk-memact" in line(lines, "FAIL database: schema version: 99, newer than this vlk-memact")
+
+
+def test_a_read_only_file_and_directory_fail_the_permissions_check(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db_file = folder / "vlk.db"
+    make_db(db_file)
+    db_file.chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        done = subprocess.run([sys.executable, "-m", "vlk_memact", "doctor"], env=server_env(db_file),
+                              preexec_fn=without_permission_override, capture_output=True, text=True, timeout=60)
+    finally:
+        folder.chmod(0o755)
+        db_file.chmod(0o644)
+    assert done.returncode == 1, done.stdout
+    failed = line(done.stdout.splitlines(), "FAIL database: permissions: ")
+    assert f"{db_file} is not writable" in failed and f"{folder} is not writable" in failed
+    assert f"chmod u+w {db_file} {folder}" in failed
+    assert line(done.stdout.splitlines(), "ok   database: opens: ")  # reads still work
+
+
+def test_mode_ro_is_reported_as_intended_read_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    code, lines = doctor(capsys, f"sqlite:///{db_file}?mode=ro")
+    assert code == 0, lines
+    assert "read-only by DATABASE_URL (mode=ro)" in line(lines, "ok   database: permissions: ")
+    assert not any(": write lock: " in x for x in lines)
+
+
+def test_a_stuck_writer_fails_the_write_lock_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    locker = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); "
+         "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); sys.stdin.read()", str(db_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+        code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    finally:
+        assert locker.stdin is not None
+        locker.stdin.close()
+        locker.wait(timeout=30)
+    assert code == 1
+    failed = line(lines, "FAIL database: write lock: another process has held the write lock")
+    assert f"fuser {db_file}" in failed
+    code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 0, lines
+
+
+def test_a_full_disk_fails_the_free_space_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with small_filesystem(tmp_path / "small", "2m") as folder:
+        db_file = folder / "vlk.db"
+        make_db(db_file)
+        fill_up(folder)
+        code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    assert code == 1
+    failed = line(lines, "FAIL database: free space: ")
+    assert "0 bytes free" in failed or "KiB free" in failed
+    assert "free space on that disk" in failed
+
+
+def test_a_large_wal_fails_with_maintenance_as_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    keep = sqlite3.connect(db_file)  # an open connection keeps the -wal file in place
+    keep.execute("PRAGMA journal_mode = WAL")
+    keep.execute("CREATE TABLE IF NOT EXISTS filler (x)")
+    keep.commit()
+    monkeypatch.setattr(health, "WAL_LIMIT_BYTES", 1024)
+    try:
+        code, lines = doctor(capsys, f"sqlite:///{db_file}")
+    finally:
+        keep.close()
+    assert code == 1
+    assert "run `vlk-memact maintenance`" in line(lines, "FAIL database: WAL size: ")
+
+
+def test_a_missing_file_is_fine_when_it_will_be_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = doctor(capsys, f"sqlite:///{tmp_path / 'new.db'}")
+    assert code == 0, lines
+    assert "does not exist yet; it is created at the first start" in line(lines, "ok   database: database file: ")
+    assert not (tmp_path / "new.db").exists()
+    code, lines = doctor(capsys, f"sqlite:///{tmp_path / 'new.db'}?mode=rw")
+    assert code == 1
+
+
+def test_a_bad_setting_fails_the_configuration_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLK_LOOP_THRESHOLD", "three")
+    code = main(["--database-url", f"sqlite:///{tmp_path / 'x.db'}", "doctor"])
+    out, err = capsys.readouterr()
+    # Settings are read before any command runs, so a bad one is the CLI's one-line error.
+    assert code == 1 and "VLK_LOOP_THRESHOLD must be a whole number" in out + err
+
+
+def test_the_postgres_password_is_masked_and_a_healthy_schema_passes(capsys: pytest.CaptureFixture[str],
+                                                                    postgres_url: str) -> None:
+    with Memory(postgres_url, project="doctor") as memory:
+        memory.record_state(raw_log="observed on postgres")
+    scheme, rest = postgres_url.split("://", 1)
+    user, host = rest.split("@", 1)
+    url = f"{scheme}://{user.split(':')[0]}:doctor-secret-pw@{host}"  # trust auth: the password is never asked
+    code, lines = doctor(capsys, url)
+    assert code == 0, lines
+    assert line(lines, "ok   database: server reachable: ")
+    assert line(lines, "ok   database: schema version: ").endswith("(current)")
+    assert "every table read in full (1 slots)" in line(lines, "ok   database: integrity: ")
+    assert line(lines, "ok   database: permissions: ")
+    assert f"{user.split(':')[0]}:***@{host}" in line(lines, "ok   configuration: DATABASE_URL: PostgreSQL ")
+    assert "doctor-secret-pw" not in "\n".join(lines)
+
+
+def test_mask_password_hides_userinfo_and_parameters() -> None:
+    from vlk_memact.doctor import mask_password
+
+    assert mask_password("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
+    assert mask_password("postgresql://u@h/db?password=pw&sslmode=require") == \
+        "postgresql://u@h/db?password=***&sslmode=require"
+    assert mask_password("sqlite:///tmp/x.db") == "sqlite:///tmp/x.db"
+
