@@ -97,7 +97,7 @@ async def test_a_full_session_through_the_tools(client: Client) -> None:
     text, data = await call(client, "vlk_fetch_context")
     assert text.startswith("=== VLK CHRONESTHESIA LAYER ===\n")
     assert "[SYSTEM ANCHOR] Loop detected (fingerprint)" in text
-    assert data["loops"][0]["archived_ids"] == ids and "text" not in data  # the text travels once
+    assert data["loops"][0]["archived_ids"] == ids and data["context"] == text  # both forms carry the context
     anchor = data["loops"][0]["anchor_id"]
     assert f"[id:{anchor}] [PREVENTIVE FUTURE CONSTRAINT]: [SYSTEM ANCHOR]" in text
 

@@ -125,9 +125,12 @@ async def test_three_identical_errors_become_a_system_anchor_that_history_search
             assert text.startswith(RECORD_PREFIX + str(data["timeline_id"]))
             recorded.append(data["timeline_id"])
         assert data["repeats"] == 3 and data["repeat_ids"] == recorded
+        assert list(data)[0] == "notice" and data["notice"] and text.endswith("\n" + data["notice"])
+        assert "is now active 3 times" in data["notice"], "the repeat warning travels in both forms"
 
         text, context = await tools.ok("vlk_fetch_context", {})
         assert text.startswith(CONTEXT_HEADER)
+        assert list(context)[0] == "context" and context["context"] == text, "the context travels in both forms"
         assert SYSTEM_ANCHOR in text
         assert len(context["loops"]) == 1
         loop = context["loops"][0]

@@ -8,25 +8,52 @@
 
 from __future__ import annotations
 
-from .config import Settings
-from .engine import Memory
-from .errors import ConfigError, InvalidInput, NotFound, StoreError, VlkError
-from .fingerprint import Fingerprint, fingerprint
-from .model import (
-    ConflictView,
-    ConstraintType,
-    ContextResult,
-    HistoryResult,
-    LoopReport,
-    MergeReport,
-    RecordResult,
-    RevokeResult,
-    SearchResult,
-    SlotView,
-    SummaryResult,
-    TemporalState,
-    TimeTravelResult,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .engine import Memory
+    from .errors import ConfigError, InvalidInput, NotFound, StoreError, VlkError
+    from .fingerprint import Fingerprint, fingerprint
+    from .model import (
+        ConflictView,
+        ConstraintType,
+        ContextResult,
+        HistoryResult,
+        LoopReport,
+        MergeReport,
+        RecordResult,
+        RevokeResult,
+        SearchResult,
+        SlotView,
+        SummaryResult,
+        TemporalState,
+        TimeTravelResult,
+    )
+
+# Names are imported on first use (PEP 562): a hook process that needs only the store and the guard
+# does not pay for the fingerprint and redaction tables at start-up.
+_HOME = {
+    "Settings": "config",
+    "Memory": "engine",
+    "Fingerprint": "fingerprint",
+    "fingerprint": "fingerprint",
+    **dict.fromkeys(("ConfigError", "InvalidInput", "NotFound", "StoreError", "VlkError"), "errors"),
+    **dict.fromkeys(("ConflictView", "ConstraintType", "ContextResult", "HistoryResult", "LoopReport", "MergeReport",
+                     "RecordResult", "RevokeResult", "SearchResult", "SlotView", "SummaryResult", "TemporalState",
+                     "TimeTravelResult"), "model"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vlk_memact' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ConfigError",

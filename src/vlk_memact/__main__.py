@@ -1,5 +1,5 @@
 """`python -m vlk_memact` is the `vlk-memact` command."""
 
-from .cli import main
+from .entry import main
 
 raise SystemExit(main())

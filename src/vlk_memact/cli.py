@@ -90,11 +90,23 @@ def _parser() -> argparse.ArgumentParser:
         "writing, then verify the copy with integrity_check. For PostgreSQL use `vlk-memact export -o FILE` "
         "(lossless; load it with `vlk-memact import FILE`) or pg_dump.")
     backup.add_argument("file", help="where to write the copy (replaced atomically)")
+
+    from .hosts.commands import register as register_hosts  # hook, install, uninstall
+
+    register_hosts(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("hook", "install", "uninstall"):
+        from .hosts.commands import run as run_host_command
+
+        try:
+            return run_host_command(args)  # a hook never fails: runner.run always returns 0
+        except VlkError as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 1
     try:
         settings = Settings.from_env()
         logging.basicConfig(
@@ -131,6 +143,8 @@ def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
         return 0
     from .server import build_server
 
+    # Under Claude Code the model's calls without session_id join the session its hooks write to.
+    memory.default_session = settings.host_session_id
     log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.store.url, memory.project)
     build_server(memory).run("stdio")
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+GUARD_MODES = ("deny", "warn", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,12 @@ class Settings:
     redact_secrets: bool = True  # VLK_REDACT_SECRETS: 0 turns secret redaction off (explicitly)
     auth_tokens: str | None = None  # VLK_AUTH_TOKENS: HTTP bearer tokens, "TOKEN=TENANT,TOKEN=TENANT"
     auth_tokens_file: str | None = None  # VLK_AUTH_TOKENS_FILE: a file of tokens (JSON object or TOKEN TENANT lines)
+    hook_guard: str = "deny"  # VLK_HOOK_GUARD: deny | warn | off, what a hook does with an unchanged looping call
+    hook_context_tokens: int = 800  # VLK_HOOK_CONTEXT_TOKENS: budget of the context a hook injects at session start
+    hook_deadline_ms: int = 2500  # VLK_HOOK_DEADLINE_MS: a hook gives up (silently) after this long
+    hook_dedupe_seconds: int = 120  # VLK_HOOK_DEDUPE_SECONDS: a model's record of an error a hook just captured is
+    #                                 the same evidence within this window
+    host_session_id: str | None = None  # CLAUDE_CODE_SESSION_ID: the host's session, the stdio server's default
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -48,8 +55,16 @@ class Settings:
         project = env.get("VLK_PROJECT", "").strip()
         if project:
             values["project"] = project
+        host_session = env.get("CLAUDE_CODE_SESSION_ID", "").strip()
+        if host_session:
+            values["host_session_id"] = host_session
+        guard = env.get("VLK_HOOK_GUARD", "").strip().lower()
+        if guard:
+            if guard not in GUARD_MODES:
+                raise ConfigError(f"VLK_HOOK_GUARD must be one of {', '.join(GUARD_MODES)}, got {guard!r}")
+            values["hook_guard"] = guard
         for f in fields(cls):
-            if f.name in ("database_url", "project"):
+            if f.name in ("database_url", "project", "host_session_id", "hook_guard"):
                 continue
             if f.name.startswith("auth_"):
                 text = env.get("VLK_" + f.name.upper(), "").strip()

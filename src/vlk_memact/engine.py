@@ -29,6 +29,7 @@ from .model import (
     LoopReport,
     MaintenanceResult,
     MergeReport,
+    NewHostCall,
     NewSlot,
     Origin,
     RecallView,
@@ -55,6 +56,7 @@ HISTORY_DEFAULT_LIMIT = 50
 SEARCH_DEFAULT_LIMIT = 20
 MAX_LESSON_KEYS = 16
 MAX_ANCHOR_KEYS = 32
+MIN_QUOTED_CHARS = 20  # a record quoting this much of a hook's capture is the same evidence
 
 
 class Memory:
@@ -68,8 +70,12 @@ class Memory:
         store: Store | None = None,
         project: str | None = None,
         tenant: str = DEFAULT_TENANT,
+        default_session: str | None = None,
     ) -> None:
         self.settings = settings if settings is not None else Settings.from_env()
+        # The session a call without session_id lands in: the host's, when a host names one (stdio server
+        # under Claude Code), so the model's own calls and the host's hooks share one session.
+        self.default_session = default_session
         self.project = inputs.project(project or self.settings.project or detect_project())
         self.tenant = tenant
         self._tenants: dict[str, Memory] = {}
@@ -84,11 +90,14 @@ class Memory:
             return self
         view = self._tenants.get(tenant)
         if view is None:
-            view = Memory(settings=self.settings, store=self.store, project=self.project, tenant=tenant)
+            view = Memory(settings=self.settings, store=self.store, project=self.project, tenant=tenant,
+                          default_session=self.default_session)
             self._tenants[tenant] = view
         return view
 
     def _key(self, session_id: Any) -> SessionKey:
+        if self.default_session and (session_id is None or (isinstance(session_id, str) and not session_id.strip())):
+            session_id = self.default_session
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
 
     def close(self) -> None:
@@ -110,8 +119,15 @@ class Memory:
         file_context: Any = None,
         tool_payload: Any = None,
         session_id: Any = inputs.DEFAULT_SESSION,
+        *,
+        host_call: NewHostCall | None = None,
     ) -> RecordResult:
-        """Record a log, error or observation as a PRESENT slot."""
+        """Record a log, error or observation as a PRESENT slot.
+
+        host_call: the tool call a host hook captured this failure from; recording it again (same
+        tool_use_id) stores nothing. Without it, a record of an error a hook captured moments ago is
+        folded into that capture: the same evidence, not a second occurrence.
+        """
         key = self._key(session_id)
         found: list[str] = []
         # Secrets are replaced before anything is stored, fingerprinted or truncated (a cut could split one).
@@ -121,6 +137,16 @@ class Memory:
         payload = self._redact(inputs.tool_payload(tool_payload, self.settings.max_field_chars), found)
         fp = fingerprint(text)  # pure and CPU-bound: outside the write lock
         with self.store.write() as tx:
+            earlier = self._recorded_already(tx, key, text, fp.keys, host_call)
+            if earlier is not None:
+                slot, by = earlier
+                repeats = tx.count_fingerprint(key, slot.fingerprint) if slot.fingerprint else [slot.id]
+                return RecordResult(
+                    session_id=key.session, project=key.project, timeline_id=slot.id,
+                    content_id=slot.content_id or 0, sequence_order=slot.sequence_order,
+                    fingerprint=slot.fingerprint or fp.key, fingerprint_kind=fp.kind, repeats=len(repeats),
+                    repeat_ids=repeats, redacted=list(dict.fromkeys(found)), already_recorded_by=by,
+                )
             content_id = tx.add_content(key.tenant, text, context, payload)
             slot = tx.insert_slot(
                 NewSlot(
@@ -141,6 +167,8 @@ class Memory:
             recalled = tx.constraints_matching(key, fp.keys)
             if recalled:
                 tx.fire([c.id for c in recalled])
+            if host_call is not None:
+                tx.add_host_call(key, host_call, slot.id)
         log.info("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
                  slot.id, content_id, key.session, slot.sequence_order)
         return RecordResult(
@@ -157,6 +185,34 @@ class Memory:
             recalled=[_recall_view(c) for c in _rank(recalled, set(fp.keys))],
             redacted=list(dict.fromkeys(found)),
         )
+
+    def _recorded_already(
+        self, tx: Transaction, key: SessionKey, text: str, keys: Sequence[str], host_call: NewHostCall | None
+    ) -> tuple[Slot, str] | None:
+        """The slot this record is already stored as: the same captured tool call ("call"), or, for a record
+        without a call, a hook's capture of the same error moments ago ("hook", claimed once)."""
+        if host_call is not None:
+            seen = tx.host_call_by_use_id(key, host_call.tool_use_id) if host_call.tool_use_id else None
+            found = tx.slots_by_id(key, [seen.slot_id]) if seen is not None and seen.slot_id is not None else []
+            return (found[0], "call") if found else None
+        captures = tx.host_calls(key, outcome="failure", within_seconds=self.settings.hook_dedupe_seconds,
+                                 unclaimed=True, newest_first=True, limit=20)
+        if not captures:
+            return None
+        slots = {s.id: s for s in tx.slots_by_id(key, [c.slot_id for c in captures if c.slot_id is not None])}
+        for capture in captures:
+            slot = slots.get(capture.slot_id or 0)
+            if slot is None or slot.temporal_state is not TemporalState.PRESENT:
+                continue
+            # Sharing a fingerprint key is what makes the loop detector group two slots; a model quoting part
+            # of the captured output (at least a line's worth) is the same error too.
+            captured, quoted = " ".join((slot.raw_log or "").split()), " ".join(text.split())
+            if set(slot.fingerprint_keys) & set(keys) or quoted == captured or (
+                len(quoted) >= MIN_QUOTED_CHARS and (quoted in captured or captured in quoted)
+            ):
+                if tx.claim_host_call(capture.id):
+                    return slot, "hook"
+        return None
 
     def _redact(self, text: str | None, found: list[str]) -> Any:
         """The text with recognisable secrets replaced (unless VLK_REDACT_SECRETS=0); kinds go to found."""
@@ -310,7 +366,7 @@ class Memory:
                 conflicts = find_conflicts(constraints)
         live_keys = {k for s in present for k in s.fingerprint_keys}
         rendered = render_context(
-            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget
+            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
         )
         return ContextResult(
             session_id=key.session,

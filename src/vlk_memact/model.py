@@ -45,6 +45,7 @@ class Retired(StrEnum):
     LOOP = "loop"
     REVOKED = "revoked"
     CONSOLIDATED = "consolidated"
+    RESOLVED = "resolved"  # a host hook saw the same call succeed: the fix worked
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,34 @@ class NewSlot:
 
 
 @dataclass(frozen=True, slots=True)
+class HostCall:
+    """A tool call a host hook reported: its identity, outcome and the slot its failure was recorded as.
+
+    The guard and resolution read these; the timeline itself never depends on them.
+    """
+
+    id: int
+    session_id: str
+    tool_use_id: str | None
+    call_key: str  # same tool and same (whitespace-normalised) input: the same key
+    outcome: str  # "failure" or "success"
+    changes_state: bool  # a success that can change what the next call sees (an edit, a command)
+    slot_id: int | None  # the PRESENT slot a failure was recorded as
+    claimed: bool  # a model's vlk_record_state of the same error was folded into this capture
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewHostCall:
+    """What a hook asks the store to remember about one call."""
+
+    tool_use_id: str | None
+    call_key: str
+    outcome: str
+    changes_state: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Two active constraints that give opposite directives."""
 
@@ -148,6 +177,9 @@ class RecordResult:
     truncated: bool = False
     recalled: list[RecallView] = field(default_factory=list)
     redacted: list[str] = field(default_factory=list)  # kinds of secrets replaced before storing
+    # Set when nothing new was stored: "call" = this tool call was already captured (hook retried),
+    # "hook" = a host hook recorded the same error moments ago (same evidence, not a second occurrence).
+    already_recorded_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -263,8 +295,7 @@ class ConflictView:
 
 @dataclass(frozen=True)
 class ContextReport:
-    """What the pipeline did and what the context holds (the MCP tool's structuredContent: the text itself
-    travels once, as the text content)."""
+    """What the pipeline did and what the context holds."""
 
     session_id: str
     project: str
@@ -285,6 +316,84 @@ class ContextResult(ContextReport):
     """The rendered active context plus what the pipeline did to produce it."""
 
     text: str = ""
+
+
+# ---- the structured results of the MCP tools where they differ from the library's ----
+# Hosts such as Claude Code show the model structuredContent instead of the text block, so these carry
+# every text the block carries, once: the readable part first, then the data, no text repeated.
+
+
+@dataclass(frozen=True)
+class RecalledConstraint:
+    """A recalled constraint's provenance; its lesson and evidence are in the record's `notice`."""
+
+    constraint_id: int
+    learned_in_session: str
+    scope: str
+    constraint_type: str
+    fire_count: int
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """A PRESENT slot was recorded. `notice` holds what the model must read (secrets replaced, log
+    truncated, a lesson recalled with its evidence, the same error repeated); empty when all is quiet."""
+
+    notice: str
+    session_id: str
+    project: str
+    timeline_id: int
+    content_id: int
+    sequence_order: int
+    fingerprint: str
+    fingerprint_kind: str
+    repeats: int
+    repeat_ids: list[int]
+    truncated: bool
+    recalled: list[RecalledConstraint]
+    redacted: list[str]
+    already_recorded_by: str | None = None  # "hook": the host's hook captured this error moments ago
+
+
+@dataclass(frozen=True)
+class LoopView:
+    """A loop intercepted by this fetch (its anchor's text, with the error's signature, is in `context`)."""
+
+    anchor_id: int
+    method: str
+    occurrences: int
+    archived_ids: list[int]
+    tokens_saved: int
+    superseded_ids: list[int]
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    """Two active constraints in conflict (the warning itself is in `context`)."""
+
+    first_id: int
+    second_id: int
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """The active context: `context` is the rendered text (constraints, [SYSTEM ANCHOR]s with their evidence,
+    PRESENT errors, conflicts, each tagged [id:N]); the rest reports which ids it shows and what the
+    pipeline did. The whole object, as compact JSON, stays within max_tokens."""
+
+    context: str
+    session_id: str
+    project: str
+    tokens: int  # of the context text
+    max_tokens: int
+    constraint_ids: list[int]
+    present_ids: list[int]
+    omitted_constraint_ids: list[int]
+    omitted_present_ids: list[int]
+    loops: list[LoopView]
+    merges: list[MergeReport]
+    conflicts: list[ConflictPair]
+    tokens_saved: int
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,22 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from .model import (
     Conflict,
+    ConflictPair,
+    ConflictView,
     ConstraintType,
     ContextResult,
+    ContextView,
     LoopReport,
+    LoopView,
     MergeReport,
     Origin,
+    RecalledConstraint,
     RecordResult,
+    RecordView,
     RevokeResult,
     Slot,
     SlotView,
@@ -52,6 +58,16 @@ MIN_TRUNCATED_SLOT_TOKENS = 60  # below this, a slot that does not fit is left o
 def estimate_tokens(text: str | None) -> int:
     """ceil(characters / 3.8): the single estimator every figure in vlk-memact uses."""
     return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+
+
+def json_tokens(text: str) -> int:
+    """The tokens of text inside a JSON string: what a model reads when its host passes structuredContent on."""
+    return estimate_tokens(json.dumps(text, ensure_ascii=False)[1:-1])
+
+
+def structured_json(data: object) -> str:
+    """structuredContent as hosts serialise it for the model (compact, non-ASCII kept, like JSON.stringify)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def constraint_tag(constraint_type: ConstraintType | str | None) -> str:
@@ -158,64 +174,131 @@ def render_context(
     loops: Sequence[LoopReport],
     merges: Sequence[MergeReport],
     max_tokens: int,
+    project: str = "default",
 ) -> RenderedContext:
     """Fill the budget by priority: conflicts, constraints in rank order, PRESENT slots newest first.
 
     Constraints are shown before PRESENT slots and PRESENT slots oldest first; what did not fit is
-    counted in one line. The text never costs more than max_tokens (estimated part by part, which
-    can only over-count).
+    counted in one line. Neither form costs more than max_tokens: each part is priced as it reads
+    inside the JSON of the structured result, and the rest of that result is reserved first (both
+    estimated part by part, which can only over-count).
     """
     pipeline = one_line(pipeline_line(loops, merges), PIPELINE_LINE_CHARS) + "\n"
-    left = max_tokens - estimate_tokens(CONTEXT_HEADER) - estimate_tokens("\n" + pipeline) - OMISSION_RESERVE
-    left -= estimate_tokens(EMPTY_CONTEXT)
+    report = _report_reserve(session_id, project, constraints, present, conflicts, loops, merges, max_tokens)
+    left = max_tokens - report - json_tokens(CONTEXT_HEADER) - json_tokens("\n" + pipeline)
+    if not constraints and not present:
+        left -= json_tokens(EMPTY_CONTEXT)
+    folded = fold_repeats(present)
+    fill = _fill(session_id, constraints, present, conflicts, folded, left)
+    if fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line that says so
+        fill = _fill(session_id, constraints, present, conflicts, folded, left - OMISSION_RESERVE)
+    shown_p = [s.id for s in present if s.id in fill.chosen]
+    listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
 
-    conflict_text = ""
+    body = "".join(fill.constraint_parts) + "".join(fill.chosen[i] for i in shown_p)
+    nothing_active = not (body or fill.omitted_c or fill.omitted_p)
+    text = CONTEXT_HEADER + (EMPTY_CONTEXT if nothing_active else body) + fill.conflict_text
+    if fill.omitted_c or fill.omitted_p:
+        text += OMISSION_LINE.format(
+            max_tokens=max_tokens, present=len(fill.omitted_p), constraints=len(fill.omitted_c)
+        )
+    text += "\n" + pipeline
+    return RenderedContext(text, fill.shown_c, listed_p, fill.omitted_c, sorted(fill.omitted_p))
+
+
+@dataclass
+class _Fill:
+    conflict_text: str = ""
+    constraint_parts: list[str] = field(default_factory=list)
+    shown_c: list[int] = field(default_factory=list)
+    omitted_c: list[int] = field(default_factory=list)
+    chosen: dict[int, str] = field(default_factory=dict)
+    omitted_p: list[int] = field(default_factory=list)
+
+
+def _fill(
+    session_id: str,
+    constraints: Sequence[Slot],
+    present: Sequence[Slot],
+    conflicts: Sequence[Conflict],
+    folded: dict[int, list[int]],
+    left: int,
+) -> _Fill:
+    """What fits in `left` tokens, by priority (one pass of render_context)."""
+    fill = _Fill()
     for width in range(len(conflicts), -1, -1):  # as many conflict lines as fit, all of them if possible
-        conflict_text = conflict_block(conflicts[:width])
-        if estimate_tokens(conflict_text) <= left:
+        fill.conflict_text = conflict_block(conflicts[:width])
+        if json_tokens(fill.conflict_text) <= left:
             break
-    left -= estimate_tokens(conflict_text)
+    left -= json_tokens(fill.conflict_text)
 
-    shown_constraints: list[str] = []
-    shown_c, omitted_c = [], []
     for constraint in constraints:
         part = constraint_lines(constraint, session_id)
-        cost = estimate_tokens(part)
+        cost = json_tokens(part)
         if cost <= left:
-            shown_constraints.append(part)
-            shown_c.append(constraint.id)
+            fill.constraint_parts.append(part)
+            fill.shown_c.append(constraint.id)
             left -= cost
         else:
-            omitted_c.append(constraint.id)
+            fill.omitted_c.append(constraint.id)
 
     # A repeated error is shown once, newest copy, naming the older copies (the loop detector archives
     # it when it reaches the threshold).
-    folded = fold_repeats(present)
-    chosen: dict[int, str] = {}
-    omitted_p = []
     for slot in sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True):
         also = folded[slot.id]
         part = present_lines(slot, also)
-        cost = estimate_tokens(part)
+        cost = json_tokens(part)
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            frame = estimate_tokens(present_lines(replace(slot, raw_log=""), also)) + 1
-            part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", left - frame)), also)
-            cost = estimate_tokens(part)
+            part, cost = _cut_to_fit(slot, also, left)
         if cost <= left:
-            chosen[slot.id] = part
+            fill.chosen[slot.id] = part
             left -= cost
         else:
-            omitted_p += [slot.id, *also]
-    shown_p = [s.id for s in present if s.id in chosen]
-    listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
+            fill.omitted_p += [slot.id, *also]
+    return fill
 
-    body = "".join(shown_constraints) + "".join(chosen[i] for i in shown_p)
-    nothing_active = not (body or omitted_c or omitted_p)
-    text = CONTEXT_HEADER + (EMPTY_CONTEXT if nothing_active else body) + conflict_text
-    if omitted_c or omitted_p:
-        text += OMISSION_LINE.format(max_tokens=max_tokens, present=len(omitted_p), constraints=len(omitted_c))
-    text += "\n" + pipeline
-    return RenderedContext(text, shown_c, listed_p, omitted_c, sorted(omitted_p))
+
+def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
+    """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
+    frame = json_tokens(present_lines(replace(slot, raw_log=""), also)) + 1
+    room = left - frame
+    part, cost = "", left + 1
+    for _ in range(6):  # escaping (newlines, quotes, control characters) makes a cut log cost more
+        part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0))), also)
+        cost = json_tokens(part)
+        if cost <= left or room <= 0:
+            break
+        room = min(room - 1, room * (left - frame) // max(cost - frame, 1))
+    return part, cost
+
+
+def _report_reserve(
+    session_id: str,
+    project: str,
+    constraints: Sequence[Slot],
+    present: Sequence[Slot],
+    conflicts: Sequence[Conflict],
+    loops: Sequence[LoopReport],
+    merges: Sequence[MergeReport],
+    max_tokens: int,
+) -> int:
+    """Tokens of the structured context result without its text, at most: every id listed once, and the
+    largest possible `tokens` (the ids split into shown and omitted lists can only get shorter)."""
+    skeleton = ContextResult(
+        session_id=session_id,
+        project=project,
+        tokens=max_tokens,
+        max_tokens=max_tokens,
+        constraint_ids=[c.id for c in constraints],
+        present_ids=[s.id for s in present],
+        omitted_constraint_ids=[],
+        omitted_present_ids=[],
+        loops=list(loops),
+        merges=list(merges),
+        conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
+        tokens_saved=sum(loop.tokens_saved for loop in loops),
+    )
+    return estimate_tokens(structured_json(context_view(skeleton)))
 
 
 def record_text(result: RecordResult) -> str:
@@ -224,24 +307,61 @@ def record_text(result: RecordResult) -> str:
         f"(content_id={result.content_id}) in session '{result.session_id}'. It will appear in subsequent "
         "vlk_fetch_context calls until archived via vlk_time_travel."
     )
+    notice = record_notice(result)
+    return text + "\n" + notice if notice else text
+
+
+def record_notice(result: RecordResult) -> str:
+    """What the model must read about a record, one note per line: redaction, truncation, each lesson
+    recalled with its evidence, the repeat warning; empty when there is nothing to say."""
+    lines = []
+    if result.already_recorded_by == "hook":
+        lines.append(f"The host's hook recorded this same error moments ago as #{result.timeline_id}: nothing new "
+                     "was stored (the same evidence is not a second occurrence).")
+    elif result.already_recorded_by == "call":
+        lines.append(f"This tool call was already recorded as #{result.timeline_id}: nothing new was stored.")
     if result.redacted:
-        text += f"\nSecrets were replaced by placeholders before storing: {', '.join(result.redacted)}."
+        lines.append(f"Secrets were replaced by placeholders before storing: {', '.join(result.redacted)}.")
     if result.truncated:
-        text += "\nThe log was longer than the size limit: its head and tail were kept around a truncation marker."
+        lines.append("The log was longer than the size limit: its head and tail were kept around a truncation marker.")
     for recall in result.recalled:
         where = "this session" if recall.learned_in_session == result.session_id else (
             f"session '{quoted_line(recall.learned_in_session, 60)}'")
-        text += f"\n⚡ Seen before in {where}: [id:{recall.constraint_id}] {recall.lesson}"
+        lines.append(f"⚡ Seen before in {where}: [id:{recall.constraint_id}] {recall.lesson}")
         if recall.evidence:
-            text += f"\n    Evidence: {quoted_line(recall.evidence, EVIDENCE_PREVIEW_CHARS)}"
+            lines.append(f"    Evidence: {quoted_line(recall.evidence, EVIDENCE_PREVIEW_CHARS)}")
     if result.repeats >= 2:
         ids = ", ".join(f"#{i}" for i in result.repeat_ids)
-        text += (
-            f"\n⚠ The same error ({result.fingerprint_kind}) is now active {result.repeats} times ({ids}). "
+        lines.append(
+            f"⚠ The same error ({result.fingerprint_kind}) is now active {result.repeats} times ({ids}). "
             "Repeating the same action will not fix it; a loop is archived and replaced by a "
             "[SYSTEM ANCHOR] on the next vlk_fetch_context once it reaches the threshold."
         )
-    return text
+    return "\n".join(lines)
+
+
+def record_view(result: RecordResult) -> dict[str, object]:
+    """vlk_record_state's structuredContent: the notice first, then the record's data (lessons not repeated)."""
+    view = RecordView(
+        notice=record_notice(result),
+        session_id=result.session_id,
+        project=result.project,
+        timeline_id=result.timeline_id,
+        content_id=result.content_id,
+        sequence_order=result.sequence_order,
+        fingerprint=result.fingerprint,
+        fingerprint_kind=result.fingerprint_kind,
+        repeats=result.repeats,
+        repeat_ids=list(result.repeat_ids),
+        truncated=result.truncated,
+        recalled=[
+            RecalledConstraint(r.constraint_id, r.learned_in_session, r.scope, r.constraint_type, r.fire_count)
+            for r in result.recalled
+        ],
+        redacted=list(result.redacted),
+        already_recorded_by=result.already_recorded_by,
+    )
+    return asdict(view)
 
 
 def time_travel_text(result: TimeTravelResult) -> str:
@@ -283,8 +403,26 @@ def slots_json(slots: Sequence[SlotView]) -> str:
     return json.dumps([asdict(s) for s in slots], ensure_ascii=False, separators=(",", ":"))
 
 
-def context_summary(result: ContextResult) -> dict[str, object]:
-    """The structured part of a context result, without the text the content block already carries."""
-    data = asdict(result)
-    data.pop("text")
-    return data
+def context_view(result: ContextResult) -> dict[str, object]:
+    """vlk_fetch_context's structuredContent: the context text first, then the report (its loop signatures
+    and conflict descriptions are already in the text, so they are not repeated)."""
+    view = ContextView(
+        context=result.text,
+        session_id=result.session_id,
+        project=result.project,
+        tokens=result.tokens,
+        max_tokens=result.max_tokens,
+        constraint_ids=list(result.constraint_ids),
+        present_ids=list(result.present_ids),
+        omitted_constraint_ids=list(result.omitted_constraint_ids),
+        omitted_present_ids=list(result.omitted_present_ids),
+        loops=[
+            LoopView(lp.anchor_id, lp.method, lp.occurrences, list(lp.archived_ids), lp.tokens_saved,
+                     list(lp.superseded_ids))
+            for lp in result.loops
+        ],
+        merges=list(result.merges),
+        conflicts=[ConflictPair(c.first_id, c.second_id) for c in result.conflicts],
+        tokens_saved=result.tokens_saved,
+    )
+    return asdict(view)

@@ -1,7 +1,8 @@
 """build_server(memory): the seven vlk tools over MCP, thin wrappers around Memory.
 
 Each tool validates through the engine, renders the prototype's text (spec §4) and returns the
-typed result as structuredContent. Expected failures (VlkError) become isError results whose
+typed result as structuredContent, complete on its own: hosts such as Claude Code show the model only
+the structured form, so it carries every text the block carries (the context, the record's notice). Expected failures (VlkError) become isError results whose
 message says what to fix; an unknown tool name is a JSON-RPC invalid-params error.
 """
 
@@ -26,9 +27,9 @@ from . import render
 from .engine import Memory
 from .errors import VlkError
 from .model import (
-    ContextReport,
+    ContextView,
     HistoryResult,
-    RecordResult,
+    RecordView,
     RevokeResult,
     SearchResult,
     SummaryResult,
@@ -38,15 +39,20 @@ from .model import (
 SERVER_NAME = "Vlk MemAct"
 
 INSTRUCTIONS = """\
-Vlk MemAct is your working memory across steps and sessions. Follow this protocol:
-1. After every failed command, error, or important observation, call vlk_record_state with the raw log.
+Vlk MemAct is your working memory across steps and sessions: it records errors and failures, detects
+when you repeat the same failure (a loop), and keeps the lessons learned. Follow this protocol:
+1. After every failed command, error, test failure or important observation, call vlk_record_state with
+   the raw log. Its result warns when the same error repeats and recalls a lesson learned before.
 2. Before every step, call vlk_fetch_context and obey its FUTURE constraints
    ([PREVENTIVE FUTURE CONSTRAINT], [PROSPECTIVE CONSTRAINT], [SYSTEM ANCHOR]) before anything else.
    Repeated errors (3 or more) are archived automatically and replaced by a [SYSTEM ANCHOR]: change approach.
 3. When you are stuck in a loop or the context is cluttered, call vlk_time_travel with the ids of the
    PRESENT slots to archive, the lesson learned, and a raw_log_excerpt as evidence.
 4. If constraints conflict, revoke the wrong one with vlk_revoke_future.
-Ids are the [id:N] tags in vlk_fetch_context and the ids of vlk_get_history."""
+Ids are the [id:N] tags in vlk_fetch_context and the ids of vlk_get_history.
+If your host lists these tools as deferred (names only), load them first by their full names, e.g. in
+Claude Code: ToolSearch "select:" with the names ending in vlk_record_state, vlk_fetch_context and
+vlk_time_travel (a keyword search for "memory error loop lesson" finds them too)."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -70,10 +76,8 @@ def _package_version() -> str:
 
 
 def _result(text: str, data: Any) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=dataclasses.asdict(data),
-    )
+    structured = data if isinstance(data, dict) else dataclasses.asdict(data)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
 _PYDANTIC_ERROR = re.compile(r"^(?P<field>[^\s][^\n]*)\n  (?P<message>[^\n]+?)(?: \[type=[^\n]*)?$", re.MULTILINE)
@@ -105,6 +109,17 @@ SLOT_ITEMS = {
 }
 
 
+# What the readable fields hold, in the output schemas (the dataclasses stay free of pydantic).
+FIELD_DESCRIPTIONS = {
+    "context": "The rendered context, exactly the text block: FUTURE constraints and [SYSTEM ANCHOR]s with their "
+    "evidence, then PRESENT errors, then conflicts, each tagged [id:N], then the [VLK BUDGET] and [VLK PIPELINE] "
+    "lines. Read it first.",
+    "notice": "What the model must read about this record, one note per line: secrets replaced, log truncated, "
+    "a lesson recalled with its evidence, the same error repeated. Empty when there is nothing to say.",
+    "tokens": "Tokens of the context text (characters / 3.8); the whole structured result stays within max_tokens.",
+}
+
+
 def light_output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     """The same contract, cheaper for clients to validate on every call.
 
@@ -114,6 +129,9 @@ def light_output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     """
     if schema is None:
         return None
+    for name, prop in schema.get("properties", {}).items():
+        if name in FIELD_DESCRIPTIONS:
+            prop["description"] = FIELD_DESCRIPTIONS[name]
     slots = schema.get("properties", {}).get("slots")
     if slots is not None:
         schema["properties"]["slots"] = {"type": "array", "items": SLOT_ITEMS}
@@ -170,7 +188,7 @@ def build_server(root: Memory) -> MCPServer:
         log_level=root.settings.log_level,  # type: ignore[arg-type]
     )
 
-    @server.tool(title="Time travel: archive slots and inject a lesson", annotations=ARCHIVES)
+    @server.tool(title="Time travel: archive looping errors and learn a lesson", annotations=ARCHIVES)
     def vlk_time_travel(
         target_timeline_ids: Annotated[
             list[int], Field(description="PRESENT slot ids to move to PAST ([id:N] tags of vlk_fetch_context).")
@@ -198,8 +216,9 @@ def build_server(root: Memory) -> MCPServer:
             ),
         ] = None,
     ) -> Annotated[CallToolResult, TimeTravelResult]:
-        """Archive PRESENT slots to PAST and inject a FUTURE constraint. Use it when stuck in a failure loop
-        or when the context is cluttered; raw_log_excerpt is required as evidence."""
+        """Escape a failure loop: archive the PRESENT error slots named by their [id:N] to PAST and store the
+        lesson learned as a FUTURE constraint, with raw_log_excerpt as its evidence. Later sessions recall
+        the lesson when the same error comes back."""
         result = _call(
             lambda: memory.time_travel(
                 target_timeline_ids=target_timeline_ids,
@@ -212,32 +231,35 @@ def build_server(root: Memory) -> MCPServer:
         )
         return _result(render.time_travel_text(result), result)
 
-    @server.tool(title="Timeline history", annotations=READ_ONLY)
+    @server.tool(title="Memory history: every error and lesson", annotations=READ_ONLY)
     def vlk_get_history(
         limit: Annotated[int, Field(description="Max records to return (1-500).")] = 50,
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, HistoryResult]:
-        """The session's full timeline in every state, newest first, with ids. Use it to audit or to find ids."""
+        """The session's whole memory timeline, newest first, with ids: errors, lessons, anchors and archived
+        slots. Use it to audit or to find ids."""
         result = _call(lambda: memory.get_history(limit=limit, session_id=session_id))
         return _result(render.slots_json(result.slots), result)
 
-    @server.tool(title="Search memory", annotations=READ_ONLY)
+    @server.tool(title="Search memory for past errors and lessons", annotations=READ_ONLY)
     def vlk_search_memory(
         query: Annotated[str, Field(description="Keyword or phrase to search for (literal, case-insensitive).")],
         limit: Annotated[int, Field(description="Max records to return (1-500).")] = 20,
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Search logs, file context, lessons and evidence of the session, archived ones included."""
+        """Search the session's memory: error logs, failures, file context, lessons and their evidence,
+        archived ones included."""
         result = _call(lambda: memory.search_memory(query=query, limit=limit, session_id=session_id))
         return _result(render.slots_json(result.slots), result)
 
-    @server.tool(title="Summarize session", annotations=READ_ONLY)
+    @server.tool(title="Summarize the session's memory", annotations=READ_ONLY)
     def vlk_summarize_session(session_id: SessionId = None) -> Annotated[CallToolResult, SummaryResult]:
-        """Counts of PRESENT, PAST and FUTURE slots and the token weight of the session."""
+        """Counts of the session's memory: live errors (PRESENT), archived slots (PAST), lessons and
+        constraints (FUTURE), and their token weight."""
         result = _call(lambda: memory.summarize_session(session_id=session_id))
         return _result(render.summary_text(result), result)
 
-    @server.tool(title="Fetch active context", annotations=PIPELINE)
+    @server.tool(title="Fetch the memory context: lessons, loop anchors, live errors", annotations=PIPELINE)
     def vlk_fetch_context(
         session_id: SessionId = None,
         max_tokens: Annotated[
@@ -245,24 +267,24 @@ def build_server(root: Memory) -> MCPServer:
             Field(description="Token budget of the context (default 4000, at least 200); what does not fit is "
                   "counted at the end."),
         ] = None,
-    ) -> Annotated[CallToolResult, ContextReport]:
-        """The clean active context (FUTURE constraints, then PRESENT slots). Call it before every step.
-        It archives errors repeated 3+ times behind a [SYSTEM ANCHOR], merges constraints above 5 and
-        flags conflicting directives."""
+    ) -> Annotated[CallToolResult, ContextView]:
+        """Fetch the clean memory context before every step: each lesson or constraint learned from a
+        failure comes first, then each live error, all tagged [id:N]. It detects a loop (the same error
+        3+ times is archived behind a [SYSTEM ANCHOR]), merges constraints above 5 and flags conflicts."""
         result = _call(lambda: memory.fetch_context(session_id=session_id, max_tokens=max_tokens))
-        return CallToolResult(content=[TextContent(type="text", text=result.text)],
-                              structured_content=render.context_summary(result))
+        return _result(result.text, render.context_view(result))
 
-    @server.tool(title="Revoke a FUTURE constraint", annotations=ARCHIVES)
+    @server.tool(title="Revoke a lesson or constraint", annotations=ARCHIVES)
     def vlk_revoke_future(
         timeline_id: Annotated[int, Field(description="The timeline id of the FUTURE constraint to revoke.")],
         session_id: SessionId = None,
     ) -> Annotated[CallToolResult, RevokeResult]:
-        """Revoke a FUTURE constraint (move it to PAST) when it was learned wrongly or no longer applies."""
+        """Revoke a lesson or constraint (a FUTURE slot, moved to PAST) from memory when it was learned
+        wrongly, no longer applies or conflicts with another."""
         result = _call(lambda: memory.revoke_future(timeline_id=timeline_id, session_id=session_id))
         return _result(render.revoke_text(result), result)
 
-    @server.tool(title="Record state", annotations=APPEND)
+    @server.tool(title="Record an error or failure in memory", annotations=APPEND)
     def vlk_record_state(
         raw_log: Annotated[str, Field(description="REQUIRED. The error message, log line, or observation.")],
         file_context: Annotated[str | None, Field(description="Optional file path or module.")] = None,
@@ -271,15 +293,16 @@ def build_server(root: Memory) -> MCPServer:
             Field(description="Optional JSON payload of the tool call (a string or a JSON object)."),
         ] = None,
         session_id: SessionId = None,
-    ) -> Annotated[CallToolResult, RecordResult]:
-        """Record a log, error or observation as a PRESENT slot. Call it after every failure, before
-        vlk_fetch_context; the result returns the timeline id the other tools take."""
+    ) -> Annotated[CallToolResult, RecordView]:
+        """Record an error, failed command, test failure or observation in memory as a PRESENT slot. Call it
+        after every failure, before vlk_fetch_context. The result gives the timeline id the other tools
+        take, warns when the same error repeats (a loop) and recalls the lesson if it was seen before."""
         result = _call(
             lambda: memory.record_state(
                 raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
             )
         )
-        return _result(render.record_text(result), result)
+        return _result(render.record_text(result), render.record_view(result))
 
     for tool in server._tool_manager.list_tools():  # noqa: SLF001
         tool.fn_metadata.output_schema = light_output_schema(tool.fn_metadata.output_schema)

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..errors import ConfigError
-from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
 
 class Transaction(Protocol):
@@ -81,6 +81,37 @@ class Transaction(Protocol):
         """Delete PAST slots beyond the newest keep_past per session or older than max_age_days, with their
         links, and the content no slot references any more; key=None does every session. Returns
         (slots deleted, contents deleted)."""
+
+    # ---- host hooks (hosts/): the calls a hook saw and what it injected; per session ----
+
+    def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
+        """Remember one tool call; None (nothing stored) when the session already has this tool_use_id."""
+
+    def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
+        """The call the session recorded under this tool_use_id, if any."""
+
+    def host_calls(
+        self,
+        key: SessionKey,
+        *,
+        call_key: str | None = None,
+        outcome: str | None = None,
+        after_id: int = 0,
+        within_seconds: int | None = None,
+        unclaimed: bool = False,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[HostCall]:
+        """The session's recorded calls after after_id matching the filters (indexed), oldest first by default."""
+
+    def claim_host_call(self, call_id: int) -> bool:
+        """Mark a capture as the one a model's record of the same error was folded into; False if already so."""
+
+    def injected(self, key: SessionKey) -> list[str]:
+        """What the hooks already put in the session's context (item keys), as last stored."""
+
+    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+        """Replace the session's injected item keys."""
 
 
 class Store(Protocol):

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ConfigError, DatabaseLocked, StoreError
-from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
 try:
     import psycopg
@@ -56,7 +56,10 @@ LOCK_RETRY_SECONDS = 30.0  # total time a transaction keeps retrying to start be
 CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
 _SEPARATOR = "\x1f"
-_TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys")
+_TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "host_calls", "host_sessions")
+_HOST_CALL = ("SELECT id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at "
+              "FROM host_calls WHERE tenant = %s AND project = %s AND session_id = %s")
+HOST_CALLS_PER_SESSION = 2000  # the guard and resolution only look at recent calls
 _CONTENT_FIELDS = ("tenant", "hash", "raw_log", "file_context", "tool_payload")
 # fmt: off
 _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
@@ -494,7 +497,82 @@ class _PostgresTx:
                 "DELETE FROM memory_contents c "
                 "WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
             )
+        self._prune_host_calls(key, max_age_days)
         return len(doomed), contents
+
+    def _prune_host_calls(self, key: SessionKey | None, max_age_days: int) -> None:
+        """Hook call records older than the retention age, or beyond the newest few thousand of a session."""
+        where, params = ("", ()) if key is None else (" AND tenant = %s AND project = %s AND session_id = %s",
+                                                      _key(key))
+        self._exec(
+            "DELETE FROM host_calls WHERE created_at < to_char(statement_timestamp() AT TIME ZONE 'UTC' - "
+            f"make_interval(days => %s), 'YYYY-MM-DD HH24:MI:SS'){where}", (max_age_days, *params))
+        if key is not None:
+            self._exec(
+                "DELETE FROM host_calls WHERE tenant = %s AND project = %s AND session_id = %s AND id <= "
+                "(SELECT id FROM host_calls WHERE tenant = %s AND project = %s AND session_id = %s "
+                "ORDER BY id DESC LIMIT 1 OFFSET %s)", (*_key(key), *_key(key), HOST_CALLS_PER_SESSION))
+
+    # ---- host hooks (hosts/) ----
+
+    def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
+        rows = self._rows(
+            "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
+            "slot_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, call.changes_state, slot_id),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
+        rows = self._rows(_HOST_CALL + " AND tool_use_id = %s", (*_key(key), tool_use_id))
+        return HostCall(*rows[0]) if rows else None
+
+    def host_calls(
+        self,
+        key: SessionKey,
+        *,
+        call_key: str | None = None,
+        outcome: str | None = None,
+        after_id: int = 0,
+        within_seconds: int | None = None,
+        unclaimed: bool = False,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[HostCall]:
+        query, params = _HOST_CALL + " AND id > %s", [*_key(key), after_id]
+        if call_key is not None:
+            query += " AND call_key = %s"
+            params.append(call_key)
+        if outcome is not None:
+            query += " AND outcome = %s"
+            params.append(outcome)
+        if within_seconds is not None:
+            query += (" AND created_at >= to_char(statement_timestamp() AT TIME ZONE 'UTC' - "
+                      "make_interval(secs => %s), 'YYYY-MM-DD HH24:MI:SS.MS')")
+            params.append(within_seconds)
+        if unclaimed:
+            query += " AND NOT claimed"
+        query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT %s"
+        params.append(limit)
+        return [HostCall(*r) for r in self._rows(query, params)]
+
+    def claim_host_call(self, call_id: int) -> bool:
+        return bool(self._rows("UPDATE host_calls SET claimed = true WHERE id = %s AND NOT claimed RETURNING id",
+                               (call_id,)))
+
+    def injected(self, key: SessionKey) -> list[str]:
+        rows = self._rows(
+            "SELECT injected FROM host_sessions WHERE tenant = %s AND project = %s AND session_id = %s", _key(key)
+        )
+        return list(json.loads(rows[0][0])) if rows else []
+
+    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+        self._exec(
+            "INSERT INTO host_sessions (tenant, project, session_id, injected) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (tenant, project, session_id) DO UPDATE SET injected = excluded.injected, "
+            f"updated_at = {NOW_MILLIS}",
+            (*_key(key), json.dumps(list(items), ensure_ascii=False)),
+        )
 
     def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
         conditions, filters = [], []

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote
 
 from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
-from ..model import NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
 from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
@@ -96,6 +96,15 @@ def _make_folder(folder: Path) -> None:
             f"Cannot create the folder {folder} for the database ({exc.strerror}); create it writable by this "
             "user, or point DATABASE_URL at another place."
         ) from exc
+
+
+_HOST_CALL = ("SELECT id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at "
+              "FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?")
+HOST_CALLS_PER_SESSION = 2000  # the guard and resolution only look at recent calls
+
+
+def _host_call(row: Sequence[Any]) -> HostCall:
+    return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8])
 
 
 def _fold(text: str | None) -> str | None:
@@ -456,7 +465,79 @@ class _SqliteTx:
                 "DELETE FROM memory_contents WHERE NOT EXISTS "
                 "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)"
             ).rowcount
+        self._prune_host_calls(key, max_age_days)
         return len(doomed), contents
+
+    def _prune_host_calls(self, key: SessionKey | None, max_age_days: int) -> None:
+        """Hook call records older than the retention age, or beyond the newest few thousand of a session."""
+        where, params = ("", ()) if key is None else (" AND tenant = ? AND project = ? AND session_id = ?", _key(key))
+        self._conn.execute(f"DELETE FROM host_calls WHERE created_at < datetime('now', ?){where}",
+                           (f"-{max_age_days} days", *params))
+        if key is not None:
+            self._conn.execute(
+                "DELETE FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? AND id <= "
+                "(SELECT id FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
+                "ORDER BY id DESC LIMIT 1 OFFSET ?)", (*_key(key), *_key(key), HOST_CALLS_PER_SESSION))
+
+    # ---- host hooks (hosts/) ----
+
+    def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
+        row = self._conn.execute(
+            "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
+            "slot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, int(call.changes_state), slot_id),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
+        row = self._conn.execute(_HOST_CALL + " AND tool_use_id = ?", (*_key(key), tool_use_id)).fetchone()
+        return None if row is None else _host_call(row)
+
+    def host_calls(
+        self,
+        key: SessionKey,
+        *,
+        call_key: str | None = None,
+        outcome: str | None = None,
+        after_id: int = 0,
+        within_seconds: int | None = None,
+        unclaimed: bool = False,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[HostCall]:
+        query, params = _HOST_CALL + " AND id > ?", [*_key(key), after_id]
+        if call_key is not None:
+            query += " AND call_key = ?"
+            params.append(call_key)
+        if outcome is not None:
+            query += " AND outcome = ?"
+            params.append(outcome)
+        if within_seconds is not None:
+            query += " AND created_at >= strftime('%Y-%m-%d %H:%M:%f', 'now', ?)"
+            params.append(f"-{within_seconds} seconds")
+        if unclaimed:
+            query += " AND claimed = 0"
+        query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT ?"
+        params.append(limit)
+        return [_host_call(r) for r in self._conn.execute(query, params)]
+
+    def claim_host_call(self, call_id: int) -> bool:
+        return self._conn.execute("UPDATE host_calls SET claimed = 1 WHERE id = ? AND claimed = 0",
+                                  (call_id,)).rowcount == 1
+
+    def injected(self, key: SessionKey) -> list[str]:
+        row = self._conn.execute(
+            "SELECT injected FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ?", _key(key)
+        ).fetchone()
+        return [] if row is None else list(json.loads(row[0]))
+
+    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+        self._conn.execute(
+            "INSERT INTO host_sessions (tenant, project, session_id, injected) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (tenant, project, session_id) DO UPDATE SET injected = excluded.injected, "
+            "updated_at = strftime('%Y-%m-%d %H:%M:%f','now')",
+            (*_key(key), json.dumps(list(items), ensure_ascii=False)),
+        )
 
     def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
         conditions, params = [], []

@@ -200,6 +200,79 @@ def m004_retention_indexes(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX idx_timeline_retired_by ON agent_timeline(retired_by)")
 
 
+@migration
+def m005_host_calls(conn: sqlite3.Connection) -> None:
+    """Host hooks: the calls they saw (guard, resolution, idempotent capture), what they injected per session,
+    and 'resolved' as a reason to retire a slot (the timeline is rebuilt: SQLite cannot alter a CHECK)."""
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(agent_timeline)")]
+    indexes = [row[0] for row in conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'agent_timeline' AND sql IS NOT NULL")]
+    conn.execute(
+        """CREATE TABLE agent_timeline_v5 (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL UNIQUE,
+            content_id INTEGER REFERENCES memory_contents(id),
+            tenant TEXT NOT NULL DEFAULT 'local',
+            project TEXT NOT NULL DEFAULT 'default',
+            session_id TEXT NOT NULL,
+            sequence_order INTEGER NOT NULL,
+            temporal_state TEXT NOT NULL CHECK(temporal_state IN ('PRESENT','PAST','FUTURE')),
+            learning_summary TEXT,
+            constraint_type TEXT CHECK(constraint_type IS NULL OR constraint_type IN ('DERIVED','PROSPECTIVE')),
+            created_at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            origin TEXT NOT NULL CHECK(origin IN ('record','lesson','anchor','consolidated')),
+            scope TEXT CHECK(scope IS NULL OR scope IN ('session','project','global')),
+            evidence TEXT,
+            fingerprint TEXT,
+            fingerprint_keys TEXT,
+            fingerprint_version INTEGER,
+            retired_reason TEXT CHECK(retired_reason IS NULL OR
+                retired_reason IN ('time_travel','loop','revoked','consolidated','resolved')),
+            retired_by INTEGER REFERENCES agent_timeline(id),
+            lessons TEXT,
+            fire_count INTEGER NOT NULL DEFAULT 0,
+            last_fired_at TEXT,
+            UNIQUE(tenant, project, session_id, sequence_order))"""
+    )
+    names = ", ".join(columns)
+    conn.execute(f"INSERT INTO agent_timeline_v5 ({names}) SELECT {names} FROM agent_timeline")
+    # Ids of pruned slots are never handed out again.
+    sequence = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_timeline'").fetchone()
+    conn.execute("DROP TABLE agent_timeline")
+    conn.execute("ALTER TABLE agent_timeline_v5 RENAME TO agent_timeline")
+    if sequence is not None:
+        conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'agent_timeline'", (sequence[0],))
+    for index in indexes:
+        conn.execute(index)
+    conn.execute(
+        """CREATE TABLE host_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            tool_use_id TEXT,
+            call_key TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK(outcome IN ('failure','success')),
+            changes_state INTEGER NOT NULL DEFAULT 0,
+            slot_id INTEGER REFERENCES agent_timeline(id) ON DELETE SET NULL,
+            claimed INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f','now')))"""
+    )
+    conn.execute("CREATE UNIQUE INDEX idx_host_calls_use ON host_calls(tenant, project, session_id, tool_use_id)")
+    conn.execute("CREATE INDEX idx_host_calls_key ON host_calls(tenant, project, session_id, call_key, id)")
+    conn.execute("CREATE INDEX idx_host_calls_session ON host_calls(tenant, project, session_id, id)")
+    conn.execute("CREATE INDEX idx_host_calls_slot ON host_calls(slot_id)")
+    conn.execute(
+        """CREATE TABLE host_sessions (
+            tenant TEXT NOT NULL,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            injected TEXT NOT NULL DEFAULT '[]',
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f','now')),
+            PRIMARY KEY(tenant, project, session_id)) WITHOUT ROWID"""
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,28 @@
+"""The `vlk-memact` console script: `hook` goes straight to the hook runner, everything else to cli.main.
+
+A host runs `vlk-memact hook ...` on every tool call, so that path skips the command-line parser and the
+engine's imports that it does not need (see bench/hooks.py for what start-up costs).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"]:
+        try:
+            from .hosts.commands import hook_main
+
+            return hook_main(args[1:])
+        except BaseException as exc:  # noqa: BLE001 - even a broken installation must not break the host
+            print(f"vlk-memact hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 0
+    from .cli import main as cli_main
+
+    return cli_main(args)
+
+
+__all__ = ["main"]

@@ -1,0 +1,208 @@
+"""Tool events, host-neutral: capture a failure, resolve on success, gather the guard's facts.
+
+A host adapter turns its event into a ToolCall and calls one of these with a Memory; each returns
+the text to inject (or a GuardResult), None when there is nothing worth the model's attention.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
+from . import guard, inject
+
+if TYPE_CHECKING:
+    from ..engine import Memory  # or runner.StoreOnly: the guard and resolution need only the store
+
+FILE_FIELDS = ("file_path", "notebook_path", "path")
+PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
+FAILURES_LOOKED_AT = 50
+EVENTS_LOOKED_AT = 200
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call as every host reports it."""
+
+    session_id: str
+    cwd: str | None
+    tool_name: str
+    tool_input: Any
+    tool_use_id: str | None
+    edit_tools: Collection[str] = guard.EDIT_TOOLS
+    shell_tools: Collection[str] = guard.SHELL_TOOLS
+    ignored_fields: Mapping[str, Collection[str]] = field(default_factory=lambda: guard.IGNORED_FIELDS)
+
+    @property
+    def key(self) -> str:
+        return guard.call_key(self.tool_name, self.tool_input, self.ignored_fields)
+
+    @property
+    def changes_state(self) -> bool:
+        return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools)
+
+    @property
+    def described(self) -> str:
+        return inject.describe_call(self.tool_name, self.tool_input)
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """What the guard decided for a call, and the text that goes with it."""
+
+    action: str  # guard.DENY, guard.WARN or guard.NONE
+    text: str | None = None
+    anchor_id: int | None = None
+
+
+def is_own_tool(tool_name: str) -> bool:
+    """vlk-memact's own MCP tools (mcp__<server>__vlk_*): their errors are the model's business, not a failure
+    of the task, and recording them would record the recorder."""
+    if not tool_name.startswith("mcp__"):
+        return False
+    return tool_name.rsplit("__", 1)[-1].startswith("vlk_")
+
+
+def file_context(tool_input: Any, cwd: str | None) -> str | None:
+    """The file the call was about (Edit, Write, Read, ...), else the working directory of the command."""
+    if isinstance(tool_input, Mapping):
+        for name in FILE_FIELDS:
+            value = tool_input.get(name)
+            if isinstance(value, str) and value.strip():
+                return value
+    return cwd or None
+
+
+def tool_payload(call: ToolCall, max_chars: int) -> dict[str, Any]:
+    """Tool name, input and tool_use_id; an input too large for the field keeps the head of each string."""
+    payload: dict[str, Any] = {"tool": call.tool_name, "input": call.tool_input, "tool_use_id": call.tool_use_id}
+    if len(json.dumps(payload, ensure_ascii=False, default=str)) <= max_chars:
+        return payload
+
+    def shorten(value: Any) -> Any:
+        if isinstance(value, str) and len(value) > PAYLOAD_STRING_CHARS:
+            return value[:PAYLOAD_STRING_CHARS] + f"[... {len(value) - PAYLOAD_STRING_CHARS} characters not kept]"
+        if isinstance(value, Mapping):
+            return {k: shorten(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shorten(v) for v in value]
+        return value
+
+    payload["input"] = shorten(call.tool_input)
+    if len(json.dumps(payload, ensure_ascii=False, default=str)) > max_chars:
+        payload["input"] = "[input too large to keep]"
+    return payload
+
+
+def _session(memory: Memory, session_id: str) -> SessionKey:
+    return memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
+
+
+def _remember_injected(memory: Memory, key: SessionKey, items: Collection[str]) -> None:
+    """So that a later UserPromptSubmit does not say it again."""
+    if not items:
+        return
+    with memory.store.write() as tx:
+        known = tx.injected(key)
+        new = [i for i in items if i not in known]
+        if new:
+            tx.set_injected(key, [*known, *new])
+
+
+def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
+    """Record the failure (once per tool_use_id), run the pipeline, and say what the model should know:
+    a loop intercepted now, a lesson recalled, or the same error live again. Otherwise nothing."""
+    text = (error or "").strip() or f"{call.tool_name} failed without an error message"
+    record = memory.record_state(
+        raw_log=text,
+        file_context=file_context(call.tool_input, call.cwd),
+        tool_payload=tool_payload(call, memory.settings.max_field_chars),
+        session_id=call.session_id,
+        host_call=NewHostCall(call.tool_use_id, call.key, "failure", False),
+    )
+    if record.already_recorded_by == "call":
+        return None  # the host delivered the same event twice: it was announced the first time
+    context = memory.fetch_context(session_id=call.session_id)
+    key = _session(memory, call.session_id)
+    mode = memory.settings.hook_guard
+    mine = [loop for loop in context.loops if record.timeline_id in loop.archived_ids]
+    if mine:
+        loop = mine[0]
+        with memory.store.read() as tx:
+            anchors = tx.slots_by_id(key, [loop.anchor_id])
+        _remember_injected(memory, key, [f"c:{loop.anchor_id}"])
+        return inject.loop_text(call.described, loop, anchors[0] if anchors else None, mode)
+    if record.recalled:
+        wanted = [r.constraint_id for r in record.recalled]
+        with memory.store.read() as tx:
+            found = {c.id: c for c in tx.visible_constraints(key) if c.id in wanted}
+        recalled = [found[i] for i in wanted if i in found]
+        if recalled:
+            _remember_injected(memory, key, [f"c:{c.id}" for c in recalled])
+            return inject.recall_text(call.described, recalled, record.session_id)
+    if record.repeats >= 2:
+        return inject.repeat_text(call.described, record.repeat_ids, memory.settings.loop_threshold)
+    return None
+
+
+def on_success(memory: Memory, call: ToolCall) -> None:
+    """Remember a state-changing success (the guard's "something changed"), and retire the live failures of
+    the same call: the fix worked, the stale error leaves the context."""
+    key = _session(memory, call.session_id)
+    changes = call.changes_state
+    if not changes:
+        with memory.store.read() as tx:
+            if not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1):
+                return  # a read that never failed: nothing to remember
+    with memory.store.write() as tx:
+        failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
+                                 limit=FAILURES_LOOKED_AT)
+        if not failures and not changes:
+            return
+        tx.add_host_call(key, NewHostCall(call.tool_use_id, call.key, "success", changes), None)
+        ids = [f.slot_id for f in failures if f.slot_id is not None]
+        live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
+        if live:
+            tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
+
+
+def _active_anchor(tx: Any, key: SessionKey, looped: list[Slot]) -> Slot | None:
+    """The active constraint standing for these looped failures: their anchor, or what replaced it (a newer
+    anchor of the same error, a consolidation); None once revoked."""
+    keys = list(dict.fromkeys(k for s in looped for k in s.fingerprint_keys))
+    by = {s.retired_by for s in looped}
+    candidates = [c for c in tx.constraints_matching(key, keys) if c.origin in (Origin.ANCHOR, Origin.CONSOLIDATED)]
+    if not candidates:
+        return None
+    return next((c for c in candidates if c.id in by), candidates[-1])
+
+
+def before_call(memory: Memory, call: ToolCall) -> GuardResult:
+    """The guard: deny an unchanged repeat of a looping call, warn when something changed since."""
+    mode = memory.settings.hook_guard
+    if mode == "off":
+        return GuardResult(guard.NONE)
+    key = _session(memory, call.session_id)
+    with memory.store.read() as tx:
+        failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
+                                 limit=FAILURES_LOOKED_AT)
+        if not failures:
+            return GuardResult(guard.NONE)
+        ids = [f.slot_id for f in failures if f.slot_id is not None]
+        looped = [s for s in tx.slots_by_id(key, ids) if s.retired_reason is Retired.LOOP]
+        anchor = _active_anchor(tx, key, looped) if looped else None
+        if anchor is None:
+            return GuardResult(guard.NONE)
+        since = tx.host_calls(key, after_id=failures[0].id, limit=EVENTS_LOOKED_AT)
+    events = [guard.CallEvent(e.call_key, e.outcome, e.changes_state) for e in since]
+    action = guard.decide(mode, call.key, True, events)
+    if action == guard.DENY:
+        return GuardResult(action, inject.deny_reason(call.described, anchor, len(failures)), anchor.id)
+    if action == guard.WARN:
+        _remember_injected(memory, key, [f"c:{anchor.id}"])
+        return GuardResult(action, inject.warn_text(call.described, anchor, guard.changed_since(call.key, events)),
+                           anchor.id)
+    return GuardResult(guard.NONE)

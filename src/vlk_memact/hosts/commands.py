@@ -1,0 +1,89 @@
+"""The `hook`, `install` and `uninstall` subcommands (registered by cli.py in a few lines)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+HOSTS = ("claude-code",)
+
+
+def register(sub: Any) -> None:
+    """Add the three subcommands to the vlk-memact parser."""
+    import argparse
+
+    hook = sub.add_parser("hook", help="answer one host hook event read from stdin (what `install` sets up)")
+    hook.add_argument("host", choices=HOSTS)
+    hook.add_argument("--from-plugin", action="store_true", help=argparse.SUPPRESS)
+
+    install = sub.add_parser("install", help="install the hooks and the MCP server entry into a host's settings")
+    install.add_argument("host", choices=HOSTS)
+    install.add_argument("--scope", choices=["local", "project", "user"], default="local",
+                         help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
+                         ".mcp.json; user: ~/.claude/settings.json")
+    install.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+    install.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server entry")
+
+    uninstall = sub.add_parser("uninstall", help="remove exactly what install added")
+    uninstall.add_argument("host", choices=HOSTS)
+    uninstall.add_argument("--scope", choices=["local", "project", "user"], help="only this scope (default: all)")
+    uninstall.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
+    if args.command == "hook":
+        return _hook(args)
+    from . import install
+
+    project_dir, home = Path.cwd().resolve(), install.home_dir()
+    if args.command == "install":
+        changes = install.plan_install(args.scope, project_dir, home, with_server=not args.no_mcp)
+    else:
+        scopes = (args.scope,) if args.scope else install.SCOPES
+        changes = install.plan_uninstall(scopes, project_dir, home)
+    if not changes:
+        print("Nothing to change: " + ("already installed." if args.command == "install" else "nothing installed."))
+        return 0
+    lines = install.describe(changes) if args.dry_run else install.apply(changes)
+    print("\n".join(lines))
+    if args.dry_run:
+        print("(dry run: nothing was written)", file=sys.stderr)
+    return 0
+
+
+def _plugin_doubled(event: dict[str, Any]) -> str | None:
+    """The plugin's copy of the hook stays silent when settings hooks are installed too (Claude Code would
+    run both, and every failure would be recorded twice)."""
+    from . import install
+
+    cwd = event.get("cwd")
+    here = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    if any(i.kind == "hook" for i in install.installations(here)):
+        return ("vlk-memact is installed twice (the plugin and settings hooks); the plugin's copy did nothing. "
+                "Keep one: `vlk-memact uninstall claude-code`, or remove the plugin.")
+    return None
+
+
+def _hook(args: argparse.Namespace) -> int:
+    return hook_main([args.host, *(["--from-plugin"] if args.from_plugin else [])])
+
+
+def hook_main(argv: list[str]) -> int:
+    """`vlk-memact hook HOST [--from-plugin]`, parsed by hand: it runs on every tool call (entry.py)."""
+    from . import runner
+
+    host = argv[0] if argv else ""
+    unknown = [a for a in argv[1:] if a != "--from-plugin"]
+    if host not in HOSTS or unknown:
+        runner.report(host or "?", "-", f"usage: vlk-memact hook {{{','.join(HOSTS)}}} (got {' '.join(argv)!r}); "
+                      "nothing was done")
+        return 0  # a hook never fails the host, even misconfigured
+    from . import claude_code
+
+    skip = _plugin_doubled if "--from-plugin" in argv[1:] else None
+    return runner.run(claude_code.HOST, claude_code.handle, skip=skip, store_only=claude_code.STORE_ONLY_EVENTS)

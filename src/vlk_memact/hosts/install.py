@@ -1,0 +1,395 @@
+"""`vlk-memact install|uninstall claude-code`: hook entries and the MCP server entry in Claude Code's files.
+
+Merging, never replacing: other hooks, servers and settings stay as they are; installing twice changes
+nothing; every file changed is first copied to `<file>.bak-vlk-memact-<time>`; uninstall removes exactly
+the entries install writes (hook handlers running `vlk-memact hook claude-code`, and the MCP entry
+carrying the VLK_INSTALLED_BY marker), nothing else. Where the files are (Claude Code's scopes):
+
+    scope    hooks                          MCP server
+    user     ~/.claude/settings.json        ~/.claude.json  mcpServers
+    project  .claude/settings.json          .mcp.json       mcpServers
+    local    .claude/settings.local.json    ~/.claude.json  projects[<dir>].mcpServers
+
+The repository also ships a Claude Code plugin (hooks/hooks.json, .mcp.json, .claude-plugin/); the host
+runs a plugin's hooks beside the settings' ones, so installing one while the other is there is refused.
+`installations()` lists what is installed where, for `vlk-memact doctor`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+
+HOST = "claude-code"
+SCOPES = ("local", "project", "user")
+DEFAULT_SCOPE = "local"  # like `claude mcp add`: personal, this repository, not committed
+SERVER_NAME = "vlk-memact"
+PLUGIN_NAME = "vlk-memact"
+MARKER = "VLK_INSTALLED_BY"
+MARKER_VALUE = "vlk-memact install claude-code"
+HOOK_TIMEOUT_SECONDS = 10  # explicit (the host's default is 600 s); the hook's own deadline is far below
+# Event -> matcher ("" for events without one). Every tool: a failure of any tool is recorded, any
+# identical call can be guarded, any success can resolve.
+HOOK_EVENTS: dict[str, str | None] = {
+    "SessionStart": "startup|resume|clear|compact",
+    "UserPromptSubmit": None,
+    "PreToolUse": "*",
+    "PostToolUse": "*",
+    "PostToolUseFailure": "*",
+}
+HOOK_ARGS = ["hook", HOST]
+
+
+@dataclass(frozen=True)
+class Installation:
+    """One entry that runs vlk-memact for Claude Code, and where it is."""
+
+    kind: str  # "hook", "mcp" or "plugin"
+    scope: str  # "user", "project", "local" or "plugin"
+    file: str
+    name: str  # the hook event, the MCP server name, or the plugin id
+    command: str | None
+    args: list[str] = field(default_factory=list)
+
+    @property
+    def executable_exists(self) -> bool:
+        """Does the command name an executable that exists (on PATH, or as a path)?"""
+        if not self.command:
+            return False
+        found = shutil.which(self.command)
+        return found is not None and os.access(found, os.X_OK)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A file as it is and as it will be."""
+
+    path: Path
+    before: dict[str, Any] | None  # None: the file does not exist
+    after: dict[str, Any]
+    notes: list[str]
+
+
+def home_dir() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def executable() -> tuple[str, list[str]]:
+    """The command that runs this vlk-memact: its console script in this environment, else `python -m`."""
+    script = Path(sys.executable).parent / ("vlk-memact.exe" if os.name == "nt" else "vlk-memact")
+    if script.is_file():
+        return str(script), []
+    found = shutil.which("vlk-memact")
+    if found:
+        return str(Path(found).resolve()), []
+    return sys.executable, ["-m", "vlk_memact"]
+
+
+def settings_path(scope: str, project_dir: Path, home: Path) -> Path:
+    if scope == "user":
+        return home / ".claude" / "settings.json"
+    if scope == "project":
+        return project_dir / ".claude" / "settings.json"
+    return project_dir / ".claude" / "settings.local.json"
+
+
+def mcp_path(scope: str, project_dir: Path, home: Path) -> Path:
+    return project_dir / ".mcp.json" if scope == "project" else home / ".claude.json"
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{path} is not readable JSON ({exc}); fix or move it, then run this again.") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} holds JSON {type(data).__name__}, not an object; fix it, then run this again.")
+    return data
+
+
+def _is_our_handler(handler: Any) -> bool:
+    """A hook handler that runs `vlk-memact hook claude-code` (as a console script or `python -m vlk_memact`)."""
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+        return False
+    command = str(handler.get("command") or "")
+    args = handler.get("args")
+    words = [str(a) for a in args] if isinstance(args, list) else command.split()[1:]
+    program = Path(command.split()[0] if not isinstance(args, list) and command else command).name
+    if program.startswith("vlk-memact"):
+        return words[:2] == HOOK_ARGS
+    if words[:2] == ["-m", "vlk_memact"]:
+        return words[2:4] == HOOK_ARGS
+    return False
+
+
+def _our_mcp(entry: Any) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("env"), dict) and entry["env"].get(MARKER) == MARKER_VALUE
+
+
+def _mcp_servers(data: dict[str, Any], scope: str, project_dir: Path) -> dict[str, Any] | None:
+    if scope == "local":
+        project = data.get("projects", {}).get(str(project_dir)) if isinstance(data.get("projects"), dict) else None
+        servers = project.get("mcpServers") if isinstance(project, dict) else None
+    else:
+        servers = data.get("mcpServers")
+    return servers if isinstance(servers, dict) else None
+
+
+def _hook_entries(data: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    hooks = (data or {}).get("hooks")
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group.get("hooks", []) if isinstance(group, dict) else []:
+                if _is_our_handler(handler):
+                    yield event, handler
+
+
+def plugin_installations(project_dir: Path, home: Path) -> list[Installation]:
+    """The vlk-memact plugin, where Claude Code records it as installed or enabled."""
+    found = []
+    record = home / ".claude" / "plugins" / "installed_plugins.json"
+    try:
+        data = json.loads(record.read_text(encoding="utf-8")) if record.exists() else {}
+    except (OSError, ValueError):
+        data = {}
+    plugins = data.get("plugins", {}) if isinstance(data, dict) else {}
+    for plugin_id in plugins if isinstance(plugins, dict) else []:
+        if str(plugin_id).split("@")[0] == PLUGIN_NAME:
+            found.append(Installation("plugin", "plugin", str(record), str(plugin_id), "vlk-memact",
+                                      ["hook", HOST, "--from-plugin"]))
+    for scope in SCOPES:
+        path = settings_path(scope, project_dir, home)
+        try:
+            settings = _read(path) or {}
+        except InvalidInput:
+            continue
+        enabled = settings.get("enabledPlugins")
+        for plugin_id, on in (enabled.items() if isinstance(enabled, dict) else []):
+            if on and str(plugin_id).split("@")[0] == PLUGIN_NAME:
+                found.append(Installation("plugin", scope, str(path), str(plugin_id), "vlk-memact",
+                                          ["hook", HOST, "--from-plugin"]))
+    return found
+
+
+def installations(project_dir: Path | None = None, home: Path | None = None) -> list[Installation]:
+    """Every vlk-memact hook entry, MCP entry and plugin Claude Code would load for this project directory."""
+    project_dir = (project_dir or Path.cwd()).resolve()
+    home = home or home_dir()
+    found: list[Installation] = []
+    for scope in SCOPES:
+        path = settings_path(scope, project_dir, home)
+        try:
+            data = _read(path)
+        except InvalidInput:
+            continue
+        for event, handler in _hook_entries(data):
+            args = handler.get("args")
+            found.append(Installation("hook", scope, str(path), event, handler.get("command"),
+                                      [str(a) for a in args] if isinstance(args, list) else []))
+    for scope in SCOPES:
+        path = mcp_path(scope, project_dir, home)
+        try:
+            data = _read(path) or {}
+        except InvalidInput:
+            continue
+        for name, entry in (_mcp_servers(data, scope, project_dir) or {}).items():
+            command = entry.get("command") if isinstance(entry, dict) else None
+            args = entry.get("args") if isinstance(entry, dict) else None
+            if _our_mcp(entry) or (isinstance(command, str) and Path(command).name.startswith("vlk-memact")):
+                found.append(Installation("mcp", scope, str(path), str(name), command,
+                                          [str(a) for a in args] if isinstance(args, list) else []))
+    return found + plugin_installations(project_dir, home)
+
+
+def _hook_handler(command: str, prefix: list[str]) -> dict[str, Any]:
+    return {"type": "command", "command": command, "args": [*prefix, *HOOK_ARGS], "timeout": HOOK_TIMEOUT_SECONDS}
+
+
+def _with_hooks(data: dict[str, Any], command: str, prefix: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """data with one vlk-memact handler per event (an existing one of ours is updated in place)."""
+    data = json.loads(json.dumps(data))
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidInput("the 'hooks' setting is not an object; fix it, then run this again.")
+    notes = []
+    wanted = _hook_handler(command, prefix)
+    for event, matcher in HOOK_EVENTS.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InvalidInput(f"hooks.{event} is not a list; fix it, then run this again.")
+        ours = [(g, h) for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_our_handler(h)]
+        if ours:
+            for _, handler in ours:
+                if handler != wanted:
+                    handler.clear()
+                    handler.update(wanted)
+                    notes.append(f"updated the {event} hook")
+            continue
+        group: dict[str, Any] = {"hooks": [wanted]}
+        if matcher is not None:
+            group = {"matcher": matcher, **group}
+        groups.append(group)
+        notes.append(f"added the {event} hook")
+    return data, notes
+
+
+def _without_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    data = json.loads(json.dumps(data))
+    hooks = data.get("hooks")
+    notes: list[str] = []
+    if not isinstance(hooks, dict):
+        return data, notes
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [h for h in group["hooks"] if not _is_our_handler(h)]
+                if len(kept) != len(group["hooks"]):
+                    notes.append(f"removed the {event} hook")
+                    if not kept:
+                        continue  # the group held only our handler: it was ours
+                    group = {**group, "hooks": kept}
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return data, notes
+
+
+def _with_server(data: dict[str, Any], scope: str, project_dir: Path, command: str,
+                 prefix: list[str]) -> tuple[dict[str, Any], list[str]]:
+    data = json.loads(json.dumps(data))
+    if scope == "local":
+        projects = data.setdefault("projects", {})
+        holder = projects.setdefault(str(project_dir), {})
+    else:
+        holder = data
+    servers = holder.setdefault("mcpServers", {})
+    wanted = {"type": "stdio", "command": command, "args": [*prefix, "serve"], "env": {MARKER: MARKER_VALUE}}
+    existing = servers.get(SERVER_NAME)
+    if existing is None:
+        servers[SERVER_NAME] = wanted
+        return data, [f"added the MCP server '{SERVER_NAME}'"]
+    if not _our_mcp(existing):
+        return data, [f"kept your own MCP server entry '{SERVER_NAME}' (not written by vlk-memact install)"]
+    if existing != wanted:
+        # Keep what the user added to our entry (DATABASE_URL, VLK_PROJECT, ...).
+        env = {**existing.get("env", {}), MARKER: MARKER_VALUE}
+        servers[SERVER_NAME] = {**existing, "type": "stdio", "command": command, "args": [*prefix, "serve"], "env": env}
+        if servers[SERVER_NAME] != existing:
+            return data, [f"updated the MCP server '{SERVER_NAME}'"]
+    return data, []
+
+
+def _without_server(data: dict[str, Any], scope: str, project_dir: Path) -> tuple[dict[str, Any], list[str]]:
+    data = json.loads(json.dumps(data))
+    servers = _mcp_servers(data, scope, project_dir)
+    if servers is None or not _our_mcp(servers.get(SERVER_NAME)):
+        return data, []
+    del servers[SERVER_NAME]
+    if not servers:
+        holder = data["projects"][str(project_dir)] if scope == "local" else data
+        del holder["mcpServers"]
+    return data, [f"removed the MCP server '{SERVER_NAME}'"]
+
+
+def plan_install(scope: str, project_dir: Path, home: Path, with_server: bool = True) -> list[Change]:
+    """The files install would change, without writing; refuses when the plugin is installed."""
+    if scope not in SCOPES:
+        raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    plugins = plugin_installations(project_dir, home)
+    if plugins:
+        where = ", ".join(sorted({p.file for p in plugins}))
+        raise InvalidInput(
+            f"the vlk-memact Claude Code plugin is installed ({where}); its hooks already run, and Claude Code "
+            "would run settings hooks beside them. Remove the plugin (/plugin uninstall vlk-memact) or keep it."
+        )
+    command, prefix = executable()
+    changes = []
+    path = settings_path(scope, project_dir, home)
+    before = _read(path)
+    after, notes = _with_hooks(before or {}, command, prefix)
+    if after != (before or {}) or before is None:
+        changes.append(Change(path, before, after, notes))
+    if with_server:
+        path = mcp_path(scope, project_dir, home)
+        before = _read(path)
+        after, notes = _with_server(before or {}, scope, project_dir, command, prefix)
+        if after != (before or {}):
+            changes.append(Change(path, before, after, notes))
+        elif notes:
+            changes.append(Change(path, before, after, notes))
+    return changes
+
+
+def plan_uninstall(scopes: tuple[str, ...], project_dir: Path, home: Path) -> list[Change]:
+    changes = []
+    for scope in scopes:
+        path = settings_path(scope, project_dir, home)
+        before = _read(path)
+        if before is not None:
+            after, notes = _without_hooks(before)
+            if after != before:
+                changes.append(Change(path, before, after, notes))
+        path = mcp_path(scope, project_dir, home)
+        before = _read(path)
+        if before is not None:
+            pending = next((c for c in changes if c.path == path), None)
+            base = pending.after if pending else before
+            after, notes = _without_server(base, scope, project_dir)
+            if after != base:
+                if pending:
+                    changes[changes.index(pending)] = Change(path, before, after, pending.notes + notes)
+                else:
+                    changes.append(Change(path, before, after, notes))
+    return changes
+
+
+def apply(changes: list[Change]) -> list[str]:
+    """Write every change (a backup first, then an atomic replace); return what was done, file by file."""
+    done = []
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for change in changes:
+        if change.before is not None and change.after == change.before:
+            done.append(f"{change.path}: " + "; ".join(change.notes))
+            continue
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        backup = ""
+        if change.path.exists():
+            copy = change.path.with_name(f"{change.path.name}.bak-vlk-memact-{stamp}")
+            shutil.copy2(change.path, copy)
+            backup = f" (backup: {copy.name})"
+        temporary = change.path.with_name(change.path.name + ".vlk-memact-tmp")
+        temporary.write_text(json.dumps(change.after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(temporary, change.path)
+        done.append(f"{change.path}: " + "; ".join(change.notes or ["written"]) + backup)
+    return done
+
+
+def describe(changes: list[Change]) -> list[str]:
+    """A dry run: each file and what would change in it."""
+    lines = []
+    for change in changes:
+        lines.append(f"{change.path}: " + "; ".join(change.notes or ["no change"]))
+        if change.after != change.before:
+            lines.append(json.dumps(change.after, indent=2, ensure_ascii=False))
+    return lines

@@ -1,0 +1,176 @@
+"""Running one hook process: event from stdin, answer on stdout, within a deadline, never breaking the host.
+
+Whatever goes wrong inside (an unreachable or locked database, a bad DATABASE_URL, a malformed event,
+a bug), the hook exits 0 with nothing on stdout, and says what happened in one line on stderr and in
+`hooks.log` in the data directory. Exit 2 is never used: Claude Code would block the call, or show
+stderr to the model. VLK_HOOK_DEADLINE_MS bounds the whole hook, well under the host's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Collection
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .. import inputs
+from ..config import Settings, detect_project
+from ..model import SessionKey
+
+if TYPE_CHECKING:
+    from ..engine import Memory
+    from ..store import Store
+
+LOG_NAME = "hooks.log"
+LOG_MAX_BYTES = 1_000_000  # then hooks.log becomes hooks.log.1
+STDIN_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
+
+Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
+
+
+def log_path() -> Path:
+    """hooks.log beside the default database, in the user's data directory."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("vlk-memact", appauthor=False)) / LOG_NAME
+
+
+def report(host: str, event_name: str, message: str) -> None:
+    """One line on stderr and in the hook log; a log that cannot be written is not a reason to fail."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} vlk-memact hook {host} {event_name}: {message}"
+    line = " ".join(line.split())[:2000]
+    print(line, file=sys.stderr, flush=True)
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            path.replace(path.with_name(LOG_NAME + ".1"))
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+    except OSError:
+        pass
+
+
+class StoreOnly:
+    """The part of Memory the guard and resolution use (settings, store, session keys), without the engine's
+    imports: PreToolUse and PostToolUse run on every tool call and need nothing more."""
+
+    tenant = "local"
+    default_session = None
+
+    def __init__(self, settings: Settings, project: str) -> None:
+        from ..store import open_store
+
+        self.settings = settings
+        self.project = inputs.project(project)
+        self.store: Store = open_store(settings.database_url, busy_timeout_ms=settings.busy_timeout_ms)
+
+    def _key(self, session_id: Any) -> SessionKey:
+        return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> StoreOnly:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
+    """The memory of the event's project: VLK_PROJECT, else the git root of the event's cwd (as the server)."""
+    start = Path(cwd) if cwd else None
+    project = settings.project or detect_project(start)
+    # A lock wait must end well inside the deadline.
+    quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
+    if store_only:
+        return StoreOnly(quick, project)
+    from ..engine import Memory
+
+    return Memory(settings=quick, project=project)
+
+
+def _read_event() -> dict[str, Any]:
+    raw = sys.stdin.buffer.read(STDIN_MAX_BYTES + 1)
+    if len(raw) > STDIN_MAX_BYTES:
+        raise ValueError(f"the event is larger than {STDIN_MAX_BYTES} bytes")
+    event = json.loads(raw.decode("utf-8", "replace"))
+    if not isinstance(event, dict):
+        raise ValueError(f"the event is JSON {type(event).__name__}, not an object")
+    return event
+
+
+def run(
+    host: str,
+    handle: Handler,
+    *,
+    skip: Callable[[dict[str, Any]], str | None] | None = None,
+    store_only: Collection[str] = (),
+) -> int:
+    """Read one event, answer it within the deadline, exit 0 whatever happens.
+
+    skip(event) may name a reason to do nothing (a double installation); it is logged, nothing is printed.
+    Events named in store_only get a StoreOnly instead of a Memory.
+    """
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    event_name = "?"
+    try:
+        settings = Settings.from_env()
+        deadline_ms = settings.hook_deadline_ms
+    except Exception as exc:  # noqa: BLE001 - a bad setting must not break the host either
+        settings, deadline_ms = None, DEFAULT_DEADLINE_MS
+        problem: str | None = f"configuration: {exc}"
+    else:
+        problem = None
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        nonlocal event_name
+        try:
+            event = _read_event()
+            event_name = str(event.get("hook_event_name", "?"))[:60]
+            if problem is not None or settings is None:
+                raise RuntimeError(problem)
+            reason = skip(event) if skip is not None else None
+            if reason:
+                outcome["skipped"] = reason
+                return
+            cwd = event.get("cwd")
+            light = event_name in store_only
+            with open_memory(settings, cwd if isinstance(cwd, str) else None, light) as memory:
+                outcome["answer"] = handle(event, memory)  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="vlk-hook", daemon=True)
+    worker.start()
+    worker.join(deadline_ms / 1000)
+    if worker.is_alive():
+        report(host, event_name, f"gave up after the {deadline_ms} ms deadline (VLK_HOOK_DEADLINE_MS); nothing "
+               "was printed. A write in flight is rolled back by the database.")
+        sys.stderr.flush()
+        os._exit(0)  # the worker may be waiting on a lock: do not wait for it
+    if "error" in outcome:
+        exc = outcome["error"]
+        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        at = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
+        report(host, event_name, f"{type(exc).__name__}: {exc}{at}; nothing was printed.")
+        return 0
+    if "skipped" in outcome:
+        report(host, event_name, outcome["skipped"])
+        return 0
+    answer = outcome.get("answer")
+    if answer:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False))
+        sys.stdout.flush()
+    return 0
