@@ -219,3 +219,115 @@ def test_mask_password_hides_userinfo_and_parameters() -> None:
         "postgresql://u@h/db?password=***&sslmode=require"
     assert mask_password("sqlite:///tmp/x.db") == "sqlite:///tmp/x.db"
 
+
+
+# ---------------------------------------------------------------- host integrations
+
+
+@pytest.fixture
+def host_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, str]:
+    """A HOME and a project directory (a git repository) of their own, and a healthy database."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    db_file = tmp_path / "vlk.db"
+    make_db(db_file)
+    return home, project, f"sqlite:///{db_file}"
+
+
+def install(*args: str) -> None:
+    assert main(["install", "claude-code", *args]) == 0
+
+
+def test_one_installation_passes_the_host_checks(host_dirs: tuple[Path, Path, str],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    install("--scope", "project")
+    capsys.readouterr()
+    code, lines = doctor(capsys, url)
+    assert code == 0, lines
+    commands = [x for x in lines if x.startswith("ok   hosts: claude-code command: ")]
+    assert len(commands) == 2 and " hook claude-code exists (5 entries in " in commands[0]
+    assert " serve exists (1 entries in " in commands[1]
+    assert line(lines, "ok   hosts: claude-code hooks installed once: ") == \
+        "ok   hosts: claude-code hooks installed once: 5 events in the project scope"
+    assert line(lines, "ok   hosts: claude-code MCP server installed once: ").endswith(
+        f"vlk-memact in project ({project / '.mcp.json'})")
+
+
+def test_nothing_installed_is_fine(host_dirs: tuple[Path, Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = doctor(capsys, host_dirs[2])
+    assert code == 0
+    assert line(lines, "ok   hosts: claude-code: no hooks or MCP entry installed")
+
+
+def test_hooks_installed_in_two_scopes_are_a_double_installation(host_dirs: tuple[Path, Path, str],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    install("--scope", "user")
+    install("--scope", "project")
+    capsys.readouterr()
+    code, lines = doctor(capsys, url)
+    assert code == 1 and lines[-1].endswith("1 failed.")
+    failed = line(lines, "FAIL hosts: claude-code hooks installed once: ")
+    assert "PostToolUse, PostToolUseFailure, PreToolUse, SessionStart, UserPromptSubmit run 2 times" in failed
+    assert str(home / ".claude" / "settings.json") in failed and str(project / ".claude" / "settings.json") in failed
+    assert "vlk-memact uninstall claude-code --scope" in failed
+    assert main(["uninstall", "claude-code", "--scope", "user"]) == 0  # the fix it names works
+    capsys.readouterr()
+    assert doctor(capsys, url)[0] == 0
+
+
+def test_two_mcp_entries_under_different_names_are_a_double_installation(host_dirs: tuple[Path, Path, str],
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    install("--scope", "project")
+    config = home / ".claude.json"
+    config.write_text(json.dumps({"mcpServers": {"memory": {"command": "vlk-memact", "args": ["serve"]}}}))
+    capsys.readouterr()
+    code, lines = doctor(capsys, url)
+    assert code == 1
+    failed = line(lines, "FAIL hosts: claude-code MCP server installed once: 2 MCP servers run vlk-memact: ")
+    assert f"memory in user ({config})" in failed and "claude mcp remove NAME -s SCOPE" in failed
+
+
+def test_an_entry_whose_command_is_gone_fails_with_the_reinstall_fix(host_dirs: tuple[Path, Path, str],
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    install("--scope", "project", "--no-mcp")
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(json.dumps(
+        json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]),
+        json.dumps(str(home / "deleted-venv" / "bin" / "vlk-memact"))))
+    capsys.readouterr()
+    code, lines = doctor(capsys, url)
+    assert code == 1
+    failed = line(lines, f"FAIL hosts: claude-code command: {home / 'deleted-venv' / 'bin' / 'vlk-memact'} hook "
+                         "claude-code does not exist")
+    assert "run `vlk-memact install claude-code` again" in failed
+
+
+def test_an_unreadable_settings_file_is_named(host_dirs: tuple[Path, Path, str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text("{ not json")
+    code, lines = doctor(capsys, url)
+    assert code == 1
+    assert "is not readable JSON" in line(lines, "FAIL hosts: claude-code settings: ")
+
+
+def test_the_plugin_beside_settings_hooks_is_a_double_installation(host_dirs: tuple[Path, Path, str],
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    home, project, url = host_dirs
+    install("--scope", "local", "--no-mcp")
+    record = home / ".claude" / "plugins" / "installed_plugins.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"version": 2, "plugins": {"vlk-memact@vlk-memact": [{"scope": "user"}]}}))
+    capsys.readouterr()
+    code, lines = doctor(capsys, url)
+    assert code == 1
+    failed = [x for x in lines if x.startswith("FAIL hosts: claude-code hooks installed once: the vlk-memact plugin")]
+    assert len(failed) == 1 and "both run on every event" in failed[0]
