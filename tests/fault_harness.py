@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import subprocess
 import threading
-import queue
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager

@@ -84,7 +84,7 @@ def run_scenario(pg: PrivatePostgres, tmp_path: Path) -> None:
     marks: dict[str, float] = {}
     restarts: list[tuple[float, float]] = []
     try:
-        for proc, port in zip(replicas, ports):
+        for proc, port in zip(replicas, ports, strict=True):
             wait_for_port(port, proc)
 
         async def main() -> None:
@@ -95,7 +95,7 @@ def run_scenario(pg: PrivatePostgres, tmp_path: Path) -> None:
                 for mode in ("immediate", "fast"):  # a crash with WAL replay, then a clean restart
                     await anyio.sleep(1.5)
                     begun = time.monotonic()
-                    await anyio.to_thread.run_sync(lambda: pg.restart(mode))
+                    await anyio.to_thread.run_sync(pg.restart, mode)
                     restarts.append((begun, time.monotonic()))
                 await anyio.sleep(1.5)
                 marks["down"] = time.monotonic()

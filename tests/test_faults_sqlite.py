@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 from fault_harness import FaultServer, fill_up, history_ids, small_filesystem, without_permission_override
-from mcp_clients import database_url, server_env
+from mcp_clients import server_env
+from stdio_harness import id_key
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -291,8 +292,16 @@ def test_a_stuck_writer_gives_a_bounded_wait_then_a_retryable_error_and_the_next
             assert set(acknowledged) == set(history_ids(server))  # reads do not wait for the writer
 
             started = time.monotonic()
-            is_error, text, _ = server.tool("vlk_record_state", raw_log="observed the charlie step fail")
+            waiting = server.tool_request("vlk_record_state", {"raw_log": "observed the charlie step fail"})
+            time.sleep(0.2)  # the write is now waiting for the lock; a read in the same server does not queue
+            (read,) = server.wait_for(server.tool_request("vlk_get_history", {"limit": 500}), timeout=1.0)
+            assert {s["id"] for s in read["result"]["structuredContent"]["slots"]} == set(acknowledged)
+            assert id_key(waiting) not in server.responses, "the write did not wait for the lock"
+            (response,) = server.wait_for(waiting, timeout=60)
             waited = time.monotonic() - started
+            result = response["result"]
+            is_error = bool(result.get("isError"))
+            text = result["content"][0]["text"].removeprefix("Error executing tool vlk_record_state: ")
             assert is_error
             assert text.startswith(f"The database {db_file} stayed locked by another process for "), text
             assert "so this call did nothing; call again in a moment" in text and f"fuser {db_file}" in text

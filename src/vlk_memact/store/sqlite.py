@@ -125,15 +125,21 @@ class SqliteStore:
         self.url = target
         self._busy_timeout_ms = busy_timeout_ms
         self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writing connection (and everything, for :memory:)
+        self._read_lock = threading.Lock()  # the reading connection of a file: reads never queue behind a write
         self._stale = False  # the connection met an error that reopening the file may cure
+        self._reader_stale = False
         self._read_only = False  # writes were refused: every write reopens first, to see a chmod at once
-        self._conn = self._connect()
+        self._reader: sqlite3.Connection | None = None  # opened at the first read
+        self._reader_immutable = False
+        self._opened_immutable = False
+        self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
         log.info("SQLite store ready at %s", target)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, writable: bool) -> sqlite3.Connection:
+        self._opened_immutable = False
         try:
-            return self._open(self.url, writable=self.url != MEMORY and not is_read_only_url(self.url))
+            return self._open(self.url, writable=writable)
         except sqlite3.Error as exc:
             error = sqlite_error(exc, self.url, "open")
             path = path_of(self.url)
@@ -144,8 +150,10 @@ class SqliteStore:
                     conn = self._open("file:" + quote(path) + "?mode=ro&immutable=1", writable=False)
                 except sqlite3.Error:
                     raise error from exc
-                log.warning("%s Serving reads only until then.", error)
-                self._read_only = True
+                if writable:
+                    log.warning("%s Serving reads only until then.", error)
+                    self._read_only = True
+                self._opened_immutable = True
                 return conn
             raise error from exc
 
@@ -178,10 +186,11 @@ class SqliteStore:
     def _connection(self, writing: bool = False) -> sqlite3.Connection:
         """The open connection, reopened first if the last one met a fault a new one may not have."""
         if self._stale or (writing and self._read_only):
+            self._stale = True  # until a new connection is open: the old one is closed now
             self._conn.close()
             if writing:  # a write is the only way to learn that writing works again
                 self._read_only = False
-            self._conn = self._connect()  # raises the typed error while the fault lasts
+            self._conn = self._connect(writable=not is_read_only_url(self.url))  # raises while the fault lasts
             self._stale = False
             log.info("Reopened the SQLite database %s after an earlier error", self.url)
         return self._conn
@@ -197,10 +206,29 @@ class SqliteStore:
 
     @contextmanager
     def read(self) -> Iterator[_SqliteTx]:
-        with self._lock:
-            conn = self._connection()
+        if self.url == MEMORY:  # one in-memory database per connection: share the writer's
+            with self._lock:
+                conn = self._connection()
+                self._begin(conn, "BEGIN", "read")
+                yield from self._run(conn, "read")
+            return
+        with self._read_lock:
+            conn = self._reading_connection()
             self._begin(conn, "BEGIN", "read")
             yield from self._run(conn, "read")
+
+    def _reading_connection(self) -> sqlite3.Connection:
+        """A connection of its own for reads (WAL readers never wait for a writer), reopened after a fault."""
+        # An immutable view (see _connect) sees no later change: it is reopened for every read until the
+        # directory is writable again and a normal connection works.
+        if self._reader is None or self._reader_stale or self._reader_immutable:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            self._reader = self._connect(writable=False)
+            self._reader_immutable = self._opened_immutable
+            self._reader_stale = False
+        return self._reader
 
     def _begin(self, conn: sqlite3.Connection, begin: str, doing: str) -> None:
         try:
@@ -227,7 +255,7 @@ class SqliteStore:
         """The typed error for exc; mark the connection for reopening when a fresh one may fare better."""
         error = sqlite_error(exc, self.url, doing)
         if self.url != MEMORY and isinstance(error, REOPEN_AFTER):
-            self._stale = True
+            self._stale = self._reader_stale = True
         if isinstance(error, ReadOnlyDatabase) and not is_read_only_url(self.url):
             self._read_only = True
         log.warning("%s", error)
@@ -262,8 +290,10 @@ class SqliteStore:
                 raise self._fault(exc, "write") from exc
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._read_lock:
             self._conn.close()
+            if self._reader is not None:
+                self._reader.close()
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
