@@ -60,7 +60,7 @@ def measure(quick: bool) -> dict[str, object]:
         return {"median": statistics.median(ordered), "p95": ordered[int(0.95 * (len(ordered) - 1))],
                 "max": ordered[-1], "total": sum(ordered)}
 
-    ratios = sorted(s / t for s, t in zip(structured_tokens, text_tokens))
+    ratios = sorted(s / t for s, t in zip(structured_tokens, text_tokens, strict=True))
     return {
         "trajectories": len(trajectories),
         "fetches": len(text_tokens),
@@ -85,7 +85,8 @@ def report(result: dict[str, object]) -> str:
         "# vlk_fetch_context: the text form and the structured form, side by side",
         "",
         f"{result['fetches']} fetches over {result['trajectories']} real trajectories (trajectories-dev), "
-        f"budget {result['max_tokens']} tokens; {result['estimator']}. Command: `.venv/bin/python bench/structured.py`.",
+        f"budget {result['max_tokens']} tokens; {result['estimator']}. "
+        "Command: `.venv/bin/python bench/structured.py`.",
         "",
         "| form | median | p95 | max | total |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -94,7 +95,8 @@ def report(result: dict[str, object]) -> str:
         lines.append(f"| {name} | {s['median']:.0f} | {s['p95']:.0f} | {s['max']:.0f} | {s['total']:.0f} |")
     lines += [
         "",
-        f"Structured / text: median {ratio['median']:.2f}, p95 {ratio['p95']:.2f}, over all fetches {ratio['total']:.2f}. "
+        f"Structured / text: median {ratio['median']:.2f}, p95 {ratio['p95']:.2f}, "
+        f"over all fetches {ratio['total']:.2f}. "
         f"Fetches where either form exceeded max_tokens: {result['fetches_over_budget']}. "
         f"Run time {result['seconds']} s (a shared 2-core machine: noisy).",
         "",

@@ -34,7 +34,8 @@ holds every request, `model.main_requests` the main ones.
 `CLAUDE*` variables). Root may not use `--dangerously-skip-permissions`, hence `--allowedTools`.
 `settings` (a dict or a path: hooks live there) goes through `--settings`, `mcp_config` through
 `--mcp-config` with `--strict-mcp-config`. The CLI is pinned in tests/claude-code (`npm ci --prefix
-tests/claude-code`); the pinned Node 22 of tests/conformance is put first on its PATH.
+tests/claude-code`); the pinned Node 22 of tests/conformance is put first on its PATH, and starts the
+package's launcher where npm's postinstall did not put the native binary in place.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 
@@ -101,8 +102,8 @@ class ToolUse:
             object.__setattr__(self, "id", f"toolu_vlk_{next(_tool_ids):04d}")
 
 
-Block = Union[Text, ToolUse]
-Turn = Union[str, Block, Sequence[str | Block], Callable[["ModelRequest"], Any]]
+Block = Text | ToolUse
+Turn = str | Block | Sequence[str | Block] | Callable[["ModelRequest"], Any]
 
 
 def tool_search(*names: str) -> ToolUse:
@@ -248,13 +249,15 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
+        opening: dict[str, Any]
         if block["type"] == "text":
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}))
+        start_block = {"type": "content_block_start", "index": index, "content_block": opening}
+        events.append(("content_block_start", start_block))
         events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
@@ -376,7 +379,8 @@ class ScriptedModel:
         with self._lock:
             main = self._is_main(method, path, body)
             index = sum(1 for r in self.requests if r.main) if main else -1
-            request = ModelRequest(method, path, {k.lower(): v for k, v in headers.items()}, body, main=main, index=index)
+            lowered = {k.lower(): v for k, v in headers.items()}
+            request = ModelRequest(method, path, lowered, body, main=main, index=index)
             self.requests.append(request)
         route = path.split("?")[0].rstrip("/")
         if method == "GET" and "/v1/models" in route:
@@ -466,6 +470,16 @@ def require_claude_code() -> Path:
     return CLAUDE_BIN
 
 
+def claude_command() -> list[str]:
+    """How to start the CLI: the native binary postinstall copied over bin/claude.exe, or, where
+    postinstall did not run (`npm ci --ignore-scripts` leaves a 500-byte stub), the package's own
+    launcher on the pinned Node 22."""
+    binary = require_claude_code()
+    if binary.resolve().stat().st_size > 1_000_000 or not (NODE22_BIN / "node").exists():
+        return [str(binary)]
+    return [str(NODE22_BIN / "node"), str(CLAUDE_PACKAGE / "cli-wrapper.cjs")]
+
+
 @pytest.fixture
 def claude_code() -> Path:
     """Fixture form of `require_claude_code` (import it into a test module to use it)."""
@@ -499,7 +513,8 @@ class ClaudeRun:
 
     def describe(self) -> str:
         """For assertion messages."""
-        return f"claude exited {self.returncode}\nargs: {self.args}\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
+        return (f"claude exited {self.returncode}\nargs: {self.args}\n"
+                f"stdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}")
 
 
 def claude_env(model: ScriptedModel, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -550,11 +565,11 @@ def run_claude(
     run gets a fresh temporary HOME. A run over `timeout` seconds kills the CLI's process group and
     raises AssertionError with what it printed.
     """
-    binary = require_claude_code()
+    command = claude_command()
     home_path = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="vlk-claude-home-"))
     home_path.mkdir(parents=True, exist_ok=True)
     files = Path(tempfile.mkdtemp(prefix="vlk-claude-files-"))
-    args = [str(binary), "-p", prompt, "--output-format", "json"]
+    args = [*command, "-p", prompt, "--output-format", "json"]
     if allowed_tools:
         args += ["--allowedTools", ",".join(allowed_tools)]
     if settings is not None:
@@ -579,7 +594,8 @@ def run_claude(
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
         raise AssertionError(
-            f"claude did not finish within {timeout} s\nargs: {args}\nstdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}"
+            f"claude did not finish within {timeout} s\nargs: {args}\n"
+            f"stdout: {stdout[-3000:]}\nstderr: {stderr[-3000:]}"
         ) from None
     finally:
         shutil.rmtree(files, ignore_errors=True)

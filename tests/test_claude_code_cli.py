@@ -5,6 +5,7 @@ Needs `npm ci --prefix tests/claude-code` (and tests/conformance for Node 22); C
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,16 @@ def test_the_agent_sdk_hook_types_are_pinned_beside_the_cli() -> None:
     require_claude_code()
     types = AGENT_SDK_TYPES.read_text()
     assert "PostToolUseFailureHookInput" in types and "additionalContext" in types
+
+
+def test_a_settings_file_installs_hooks_whose_context_reaches_the_model(tmp_path: Path) -> None:
+    require_claude_code()
+    reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "vlk-harness: hook ran"}}
+    hook = tmp_path / "hook.py"
+    hook.write_text(f"import json, sys\njson.load(sys.stdin)\nprint(json.dumps({reply!r}))\n")
+    command = f"{sys.executable} {hook}"
+    settings = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]}}
+    with ScriptedModel(["ok"]) as model:
+        run = run_claude("hello", cwd=tmp_path, model=model, settings=settings)
+    assert run.returncode == 0, run.describe()
+    assert "vlk-harness: hook ran" in model.main_requests[0].text()

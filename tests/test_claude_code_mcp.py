@@ -1,9 +1,13 @@
 """The server inside the real Claude Code CLI (pinned), configured with --mcp-config, driven by a scripted model.
 
-Claude Code 2.1.328 lists MCP tools as deferred (names only, in a system message) until the model loads
-them with its ToolSearch tool, and hands the model an MCP tool's structuredContent (as compact JSON)
-instead of its text block. The assertions read the tool results inside the model's next requests:
-what the model really receives.
+What Claude Code 2.1.328 does, as its requests show: MCP tools are deferred, named `mcp__<server>__<tool>`
+in a `role: "system"` message ("The following deferred tools are now available via ToolSearch ...")
+and absent from `tools`; a `ToolSearch` call with `select:a,b` (or keywords, matched against names and
+descriptions, not titles) returns `tool_reference` blocks, and from the next request on the tools are
+in `tools` with `defer_loading: true`. The server's instructions go into the system prompt under
+"# MCP Server Instructions". A tool result is the structuredContent as compact JSON (non-ASCII kept)
+instead of the text block; an isError result is its text. The assertions read the tool results inside
+the model's next requests: what the model really receives.
 """
 
 from __future__ import annotations
@@ -82,8 +86,9 @@ def test_the_model_receives_the_anchor_the_lesson_and_the_repeat_warning(tmp_pat
                        id="travel")
 
     fetch_again = ToolUse(FETCH, {"max_tokens": FETCH_BUDGET}, id="fetch-2")
+    wrong = ToolUse(TRAVEL, {"target_timeline_ids": [999999], "learning": "x", "raw_log_excerpt": "y"}, id="wrong")
     recall = ToolUse(RECORD, {"raw_log": IMPORT_ERROR}, id="record-again")
-    script = [load, *records, other, fetch, travel, fetch_again, recall, "Fixed the approach."]
+    script = [load, *records, other, fetch, travel, fetch_again, wrong, recall, "Fixed the approach."]
 
     db_file = tmp_path / "vlk.db"
     work = tmp_path / "project"
@@ -132,6 +137,11 @@ def test_the_model_receives_the_anchor_the_lesson_and_the_repeat_warning(tmp_pat
     assert f"[id:{lesson_id}] [PREVENTIVE FUTURE CONSTRAINT]: {LESSON}" in text
     assert f"Evidence: {EXCERPT}" in text and f"[id:{anchor}]" in text and "[SYSTEM ANCHOR]" in text
     assert f"[id:{import_id}] [ACTIVE PRESENT STATE]" not in text, "the time-travelled slot left the context"
+
+    # A wrong call reaches the model as an error result that says what to fix.
+    failed = model.tool_result("wrong")
+    assert failed.is_error and "None of the ids [999999] is a PRESENT slot" in failed.text
+    assert "[id:N] tags of vlk_fetch_context" in failed.text
 
     # The same error again: the lesson and its evidence are recalled in the record result itself.
     notice = structured(model.tool_result("record-again"))["notice"]

@@ -190,10 +190,11 @@ def test_errors_recorded_by_separate_inspector_runs_are_intercepted_by_a_later_f
         assert text.startswith(RECORD_PREFIX + str(data["timeline_id"]))
         recorded.append(data["timeline_id"])
     assert len(set(recorded)) == 3 and data["repeats"] == 3, "each run must see the earlier runs' records"
+    assert "is now active 3 times" in data["notice"] and text.endswith("\n" + data["notice"])
 
     text, context = inspector.call_ok("vlk_fetch_context")
     assert text.startswith(CONTEXT_HEADER)
-    assert SYSTEM_ANCHOR in text
+    assert SYSTEM_ANCHOR in text and context["context"] == text, "both forms carry the context"
     assert len(context["loops"]) == 1
     assert sorted(context["loops"][0]["archived_ids"]) == sorted(recorded)
     anchor_id = context["loops"][0]["anchor_id"]

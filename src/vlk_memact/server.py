@@ -2,8 +2,9 @@
 
 Each tool validates through the engine, renders the prototype's text (spec §4) and returns the
 typed result as structuredContent, complete on its own: hosts such as Claude Code show the model only
-the structured form, so it carries every text the block carries (the context, the record's notice). Expected failures (VlkError) become isError results whose
-message says what to fix; an unknown tool name is a JSON-RPC invalid-params error.
+the structured form, so it carries every text the block carries (the context, the record's notice).
+Expected failures (VlkError) become isError results whose message says what to fix; an unknown tool
+name is a JSON-RPC invalid-params error.
 """
 
 from __future__ import annotations
