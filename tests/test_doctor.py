@@ -188,10 +188,9 @@ def test_a_missing_file_is_fine_when_it_will_be_created(tmp_path: Path, capsys: 
 def test_a_bad_setting_fails_the_configuration_check(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VLK_LOOP_THRESHOLD", "three")
-    code = main(["--database-url", f"sqlite:///{tmp_path / 'x.db'}", "doctor"])
-    out, err = capsys.readouterr()
-    # Settings are read before any command runs, so a bad one is the CLI's one-line error.
-    assert code == 1 and "VLK_LOOP_THRESHOLD must be a whole number" in out + err
+    code, lines = doctor(capsys, f"sqlite:///{tmp_path / 'x.db'}")
+    assert code == 1
+    assert line(lines, "FAIL configuration: settings: VLK_LOOP_THRESHOLD must be a whole number, got 'three' -> fix: ")
 
 
 def test_the_postgres_password_is_masked_and_a_healthy_schema_passes(capsys: pytest.CaptureFixture[str],

@@ -107,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except VlkError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
+    if args.command == "doctor":  # before the settings are read: a bad one is one of its checks
+        from . import faults_cli
+
+        return faults_cli.doctor(args)
     try:
         settings = Settings.from_env()
         logging.basicConfig(
@@ -118,10 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo()
-        if args.command in ("doctor", "backup"):
+        if args.command == "backup":
             from . import faults_cli
 
-            return faults_cli.run(args, settings)
+            return faults_cli.backup(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)

@@ -101,6 +101,8 @@ def run_checks(url: str | None, project: str | None, host_checks: HostChecks | N
     checks = configuration_checks(settings, url, project, error)
     if settings is not None:
         checks += database_checks(url if url is not None else settings.database_url, settings)
+    elif url is not None:  # a bad VLK_* setting does not stop the database checks of an explicit URL
+        checks += database_checks(url, Settings())
     if host_checks is not None:
         checks += host_checks()
     return checks
