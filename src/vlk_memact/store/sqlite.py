@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,7 @@ class SqliteStore:
         self._reader: sqlite3.Connection | None = None  # opened at the first read
         self._reader_immutable = False
         self._opened_immutable = False
+        self._trace: Callable[[str], object] | None = None
         self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
         log.info("SQLite store ready at %s", target)
 
@@ -166,6 +167,7 @@ class SqliteStore:
             timeout=self._busy_timeout_ms / 1000,
         )
         try:
+            conn.set_trace_callback(self._trace)
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             if writable:
                 mode = self._with_lock_retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
@@ -288,6 +290,14 @@ class SqliteStore:
                 conn.execute("PRAGMA optimize")
             except sqlite3.Error as exc:
                 raise self._fault(exc, "write") from exc
+
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """Call trace(sql) for every statement of every connection of this store (None stops it): a debugger."""
+        with self._lock, self._read_lock:
+            self._trace = trace
+            for conn in (self._conn, self._reader):
+                if conn is not None:
+                    conn.set_trace_callback(trace)
 
     def close(self) -> None:
         with self._lock, self._read_lock:
