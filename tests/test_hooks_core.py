@@ -7,14 +7,15 @@ import dataclasses
 import json
 
 import pytest
-
 from hook_events import bash, failure, pre, prompt, run_failing, session_start, success, use_id
+
 from vlk_memact import Memory, Settings
 from vlk_memact.hosts import guard, inject
 from vlk_memact.hosts.claude_code import handle
 from vlk_memact.model import Retired, TemporalState
 
-ERROR = "Exit code 1\nnode:internal/modules/cjs/loader:1228\nError: Cannot find module 'express'\nRequire stack:\n- /app/index.js"
+ERROR = ("Exit code 1\nnode:internal/modules/cjs/loader:1228\nError: Cannot find module 'express'\n"
+         "Require stack:\n- /app/index.js")
 OTHER = "Exit code 2\nsrc/lib.rs:3:5: error[E0425]: cannot find value `x` in this scope"
 
 
@@ -160,7 +161,9 @@ def test_a_revoked_anchor_no_longer_guards(memory: Memory) -> None:
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("warn", "warn"), ("off", None)])
-def test_vlk_hook_guard_warn_never_denies_and_off_says_nothing(database_url: str, mode: str, expected: str | None) -> None:
+def test_vlk_hook_guard_warn_never_denies_and_off_says_nothing(
+    database_url: str, mode: str, expected: str | None
+) -> None:
     with Memory(database_url, settings=Settings(hook_guard=mode), project="p") as memory:
         run_failing(handle, memory, "npm test", ERROR, 3)
         answer = handle(pre("Bash", bash("npm test")), memory)

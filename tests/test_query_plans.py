@@ -30,7 +30,7 @@ import pytest
 
 from vlk_memact import Memory, Settings
 
-BIG_TABLES = ("agent_timeline", "memory_contents", "constraint_keys", "constraint_links")
+BIG_TABLES = ("agent_timeline", "memory_contents", "constraint_keys", "constraint_links", "host_calls")
 EXPLAINED = ("SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "REPLACE")
 
 # Maintenance (`Memory.maintenance`, `vlk-memact maintenance`) visits the whole file by design.
@@ -39,6 +39,8 @@ MAINTENANCE_SCANS = {
     "not on a tool call (the per-session prune of record_state is checked like any other statement)",
     r"^DELETE FROM memory_contents WHERE NOT EXISTS": "the sweep of content no slot references checks every "
     "content row once (each probe of agent_timeline is on idx_timeline_content)",
+    r"^DELETE FROM host_calls WHERE created_at <": "the age sweep of hook call records reads each row once; per "
+    "session (on a record) the same delete is narrowed by the session's index",
 }
 
 # Statements allowed to narrow agent_timeline by (tenant, temporal_state) only: pattern on the flattened SQL ->
@@ -64,6 +66,24 @@ def _alias_map(sql: str) -> dict[str, str]:
                                  "INNER", "AND", "OR", "LIMIT", "DEFAULT", "SELECT"}:
             aliases[alias] = table
     return aliases
+
+
+def _hook_workload(memory: Memory) -> None:
+    """The Claude Code hooks (vlk_memact.hosts): capture, loop, guard, warning, resolution, carry-over."""
+    from hook_events import bash, failure, pre, prompt, session_start, success
+
+    from vlk_memact.hosts.claude_code import handle
+
+    for n in range(4):
+        handle(pre("Bash", bash("npm test"), session="h1", tool_use_id=f"t{n}"), memory)
+        handle(failure("Bash", bash("npm test"), ERROR_C.format(i=7), session="h1", tool_use_id=f"t{n}"), memory)
+    memory.record_state(raw_log="npm ERR! ERESOLVE unable to resolve dependency tree", session_id="h1")
+    handle(success("Edit", {"file_path": "/a", "old_string": "x", "new_string": "y"}, session="h1"), memory)
+    handle(pre("Bash", bash("npm test"), session="h1"), memory)
+    handle(success("Bash", bash("npm test"), session="h1"), memory)
+    handle(session_start("compact", session="h1"), memory)
+    handle(prompt(session="h1"), memory)
+    handle(session_start("startup", session="h2"), memory)
 
 
 def _workload(path: Path) -> tuple[list[str], list[str]]:
@@ -120,6 +140,7 @@ def _workload(path: Path) -> tuple[list[str], list[str]]:
             if i % 4 == 3:
                 memory.fetch_context(session_id="s4")
         sink = maintenance
+        _hook_workload(memory)
         memory.maintenance(vacuum=False)
         memory.store.set_trace_callback(None)  # type: ignore[attr-defined]
     keep = [s for s in calls if s.upper().startswith(EXPLAINED)]

@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hook process several ms
 if TYPE_CHECKING:
+    from typing import Any
+
     from .config import Settings
     from .engine import Memory
     from .errors import ConfigError, InvalidInput, NotFound, StoreError, VlkError
@@ -50,6 +50,8 @@ def __getattr__(name: str) -> Any:
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'vlk_memact' has no attribute {name!r}")
+    from importlib import import_module
+
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

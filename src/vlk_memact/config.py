@@ -42,7 +42,10 @@ class Settings:
     hook_deadline_ms: int = 2500  # VLK_HOOK_DEADLINE_MS: a hook gives up (silently) after this long
     hook_dedupe_seconds: int = 120  # VLK_HOOK_DEDUPE_SECONDS: a model's record of an error a hook just captured is
     #                                 the same evidence within this window
-    host_session_id: str | None = None  # CLAUDE_CODE_SESSION_ID: the host's session, the stdio server's default
+    hook_server: bool = True  # VLK_HOOK_SERVER: 0 answers every hook in its own process (no warm server)
+    hook_server_idle_seconds: int = 600  # VLK_HOOK_SERVER_IDLE_SECONDS: the warm server exits after this idle time
+    host_session_id: str | None = None  # VLK_HOST_SESSION_ID, else CLAUDE_CODE_SESSION_ID: the stdio server's
+    #                                     default session (the host's, so its hooks and the model share one)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -55,7 +58,7 @@ class Settings:
         project = env.get("VLK_PROJECT", "").strip()
         if project:
             values["project"] = project
-        host_session = env.get("CLAUDE_CODE_SESSION_ID", "").strip()
+        host_session = (env.get("VLK_HOST_SESSION_ID", "") or env.get("CLAUDE_CODE_SESSION_ID", "")).strip()
         if host_session:
             values["host_session_id"] = host_session
         guard = env.get("VLK_HOOK_GUARD", "").strip().lower()

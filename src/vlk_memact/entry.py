@@ -7,7 +7,10 @@ engine's imports that it does not need (see bench/hooks.py for what start-up cos
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # no typing or collections.abc at start-up: the hook path comes through here
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:

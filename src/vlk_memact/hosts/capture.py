@@ -15,7 +15,8 @@ from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalStat
 from . import guard, inject
 
 if TYPE_CHECKING:
-    from ..engine import Memory  # or runner.StoreOnly: the guard and resolution need only the store
+    from ..engine import Memory
+    from ..store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
 FILE_FIELDS = ("file_path", "notebook_path", "path")
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
@@ -153,10 +154,11 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     the same call: the fix worked, the stale error leaves the context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
-    if not changes:
-        with memory.store.read() as tx:
-            if not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1):
-                return  # a read that never failed: nothing to remember
+    with memory.store.read() as tx:
+        # Nothing failed in this session (or, for a read, this call never failed): a success changes nothing
+        # the guard or resolution will ever look at, so nothing is written (no fsync on every tool call).
+        if not tx.host_calls(key, call_key=None if changes else call.key, outcome="failure", limit=1):
+            return
     with memory.store.write() as tx:
         failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
                                  limit=FAILURES_LOOKED_AT)
@@ -169,7 +171,7 @@ def on_success(memory: Memory, call: ToolCall) -> None:
             tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
 
 
-def _active_anchor(tx: Any, key: SessionKey, looped: list[Slot]) -> Slot | None:
+def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot | None:
     """The active constraint standing for these looped failures: their anchor, or what replaced it (a newer
     anchor of the same error, a consolidation); None once revoked."""
     keys = list(dict.fromkeys(k for s in looped for k in s.fingerprint_keys))

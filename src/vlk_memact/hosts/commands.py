@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # the hook path imports this module: no typing, no pathlib at start-up
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
 HOSTS = ("claude-code",)
 
@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
+    from pathlib import Path
+
     from . import install
 
     project_dir, home = Path.cwd().resolve(), install.home_dir()
@@ -56,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plugin_doubled(event: dict[str, Any]) -> str | None:
+def plugin_doubled(event: dict[str, Any]) -> str | None:
     """The plugin's copy of the hook stays silent when settings hooks are installed too (Claude Code would
     run both, and every failure would be recorded twice)."""
+    from pathlib import Path
+
     from . import install
 
     cwd = event.get("cwd")
@@ -69,21 +73,37 @@ def _plugin_doubled(event: dict[str, Any]) -> str | None:
     return None
 
 
-def _hook(args: argparse.Namespace) -> int:
+def _hook(args: argparse.Namespace) -> int:  # `vlk-memact hook` reached through cli.main
     return hook_main([args.host, *(["--from-plugin"] if args.from_plugin else [])])
 
 
 def hook_main(argv: list[str]) -> int:
-    """`vlk-memact hook HOST [--from-plugin]`, parsed by hand: it runs on every tool call (entry.py)."""
-    from . import runner
+    """`vlk-memact hook HOST [--from-plugin]`, parsed by hand: it runs on every tool call (entry.py).
 
+    The warm server answers when it runs (warm.py); otherwise, and whenever it cannot be reached, the
+    event is answered in this process.
+    """
     host = argv[0] if argv else ""
-    unknown = [a for a in argv[1:] if a != "--from-plugin"]
-    if host not in HOSTS or unknown:
+    flags = argv[1:]
+    if host not in HOSTS or [a for a in flags if a != "--from-plugin"]:
+        from . import runner
+
         runner.report(host or "?", "-", f"usage: vlk-memact hook {{{','.join(HOSTS)}}} (got {' '.join(argv)!r}); "
                       "nothing was done")
         return 0  # a hook never fails the host, even misconfigured
-    from . import claude_code
+    raw = None
+    from . import warm
 
-    skip = _plugin_doubled if "--from-plugin" in argv[1:] else None
-    return runner.run(claude_code.HOST, claude_code.handle, skip=skip, store_only=claude_code.STORE_ONLY_EVENTS)
+    if warm.enabled():
+        raw = sys.stdin.buffer.read(warm.MAX_EVENT_BYTES + 1)
+        try:
+            reply = warm.ask(host, flags, raw)
+        except OSError:
+            reply = None  # no private socket directory: answer here
+        if reply is not None:
+            return warm.emit(host, reply)
+    from . import claude_code, runner
+
+    skip = plugin_doubled if "--from-plugin" in flags else None
+    return runner.run(claude_code.HOST, claude_code.handle, skip=skip, store_only=claude_code.STORE_ONLY_EVENTS,
+                      raw=raw)

@@ -89,7 +89,8 @@ def guard_note(mode: str) -> str:
 def loop_text(call: str, loop: LoopReport, anchor: Slot | None, mode: str) -> str:
     """A loop was intercepted by the capture of this failure."""
     text = (f"{PREFIX} {call} failed with the same error {loop.occurrences} times in this session "
-            f"({_ids(loop.archived_ids)}, now archived, ~{loop.tokens_saved} tokens); loop anchor [id:{loop.anchor_id}].")
+            f"({_ids(loop.archived_ids)}, now archived, ~{loop.tokens_saved} tokens); "
+            f"loop anchor [id:{loop.anchor_id}].")
     if anchor is not None and anchor.evidence:
         text += f" Error: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
     note = guard_note(mode)
@@ -100,7 +101,8 @@ def recall_text(call: str, recalled: Sequence[Slot], session_id: str) -> str:
     """The error just captured matches lessons learned earlier (shown the way carry-over shows them)."""
     lines = [f"{PREFIX} the error of {call} was seen before:"]
     for constraint in recalled:
-        lines.append(f"- {describe_constraint(constraint, session_id)}; matched {constraint.fire_count} times")
+        times = "time" if constraint.fire_count == 1 else "times"
+        lines.append(f"- {describe_constraint(constraint, session_id)}; matched {constraint.fire_count} {times}")
     return cap("\n".join(lines))
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .. import inputs
 from ..config import Settings, detect_project
 from ..model import SessionKey
+from .warm import MAX_EVENT_BYTES
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 1_000_000  # then hooks.log becomes hooks.log.1
-STDIN_MAX_BYTES = 64 * 1024 * 1024
+STDIN_MAX_BYTES = MAX_EVENT_BYTES
 DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 
 Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
@@ -44,11 +45,12 @@ def log_path() -> Path:
     return Path(user_data_dir("vlk-memact", appauthor=False)) / LOG_NAME
 
 
-def report(host: str, event_name: str, message: str) -> None:
-    """One line on stderr and in the hook log; a log that cannot be written is not a reason to fail."""
+def report(host: str, event_name: str, message: str, *, to_stderr: bool = True) -> str:
+    """One line on stderr and in the hook log (returned); a log that cannot be written is not a reason to fail."""
     line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} vlk-memact hook {host} {event_name}: {message}"
     line = " ".join(line.split())[:2000]
-    print(line, file=sys.stderr, flush=True)
+    if to_stderr:
+        print(line, file=sys.stderr, flush=True)
     try:
         path = log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +60,7 @@ def report(host: str, event_name: str, message: str) -> None:
             out.write(line + "\n")
     except OSError:
         pass
+    return line
 
 
 class StoreOnly:
@@ -100,8 +103,8 @@ def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -
     return Memory(settings=quick, project=project)
 
 
-def _read_event() -> dict[str, Any]:
-    raw = sys.stdin.buffer.read(STDIN_MAX_BYTES + 1)
+def parse_event(raw: bytes) -> dict[str, Any]:
+    """The event object of a hook's stdin; ValueError for anything else."""
     if len(raw) > STDIN_MAX_BYTES:
         raise ValueError(f"the event is larger than {STDIN_MAX_BYTES} bytes")
     event = json.loads(raw.decode("utf-8", "replace"))
@@ -110,67 +113,94 @@ def _read_event() -> dict[str, Any]:
     return event
 
 
+def read_stdin() -> bytes:
+    """At most one byte more than an event may hold (so that parse_event can refuse it)."""
+    return sys.stdin.buffer.read(STDIN_MAX_BYTES + 1)
+
+
+def _failure(exc: BaseException) -> str:
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
+    return f"{type(exc).__name__}: {exc}{at}; nothing was printed."
+
+
+Skip = Callable[[dict[str, Any]], "str | None"]
+Opener = Callable[[Settings, "str | None", bool], Any]
+
+
+def answer_event(
+    handle: Handler,
+    raw: bytes,
+    settings: Settings,
+    *,
+    skip: Skip | None = None,
+    store_only: Collection[str] = (),
+    opener: Opener = open_memory,
+) -> tuple[str, dict[str, Any] | None, str | None]:
+    """(event name, the answer to print or None, a problem to report or None); never raises."""
+    event_name = "?"
+    try:
+        event = parse_event(raw)
+        event_name = str(event.get("hook_event_name", "?"))[:60]
+        reason = skip(event) if skip is not None else None
+        if reason:
+            return event_name, None, reason
+        cwd = event.get("cwd")
+        with opener(settings, cwd if isinstance(cwd, str) else None, event_name in store_only) as memory:
+            return event_name, handle(event, memory), None
+    except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
+        return event_name, None, _failure(exc)
+
+
+def emit(host: str, event_name: str, answer: dict[str, Any] | None, problem: str | None) -> int:
+    """Print the answer (JSON only) or report the problem; the exit status is always 0."""
+    if problem:
+        report(host, event_name, problem)
+    elif answer:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False))
+        sys.stdout.flush()
+    return 0
+
+
 def run(
     host: str,
     handle: Handler,
     *,
-    skip: Callable[[dict[str, Any]], str | None] | None = None,
+    skip: Skip | None = None,
     store_only: Collection[str] = (),
+    raw: bytes | None = None,
 ) -> int:
-    """Read one event, answer it within the deadline, exit 0 whatever happens.
+    """Answer one event in this process within the deadline; exit 0 whatever happens.
 
     skip(event) may name a reason to do nothing (a double installation); it is logged, nothing is printed.
-    Events named in store_only get a StoreOnly instead of a Memory.
+    Events named in store_only get a StoreOnly instead of a Memory. raw: the event, if stdin was read already.
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    event_name = "?"
     try:
-        settings = Settings.from_env()
-        deadline_ms = settings.hook_deadline_ms
+        settings: Settings | None = Settings.from_env()
+        deadline_ms = settings.hook_deadline_ms if settings else DEFAULT_DEADLINE_MS
+        problem: str | None = None
     except Exception as exc:  # noqa: BLE001 - a bad setting must not break the host either
-        settings, deadline_ms = None, DEFAULT_DEADLINE_MS
-        problem: str | None = f"configuration: {exc}"
-    else:
-        problem = None
-    outcome: dict[str, Any] = {}
+        settings, deadline_ms, problem = None, DEFAULT_DEADLINE_MS, f"configuration: {exc}; nothing was printed."
+    outcome: list[tuple[str, dict[str, Any] | None, str | None]] = []
 
     def work() -> None:
-        nonlocal event_name
-        try:
-            event = _read_event()
-            event_name = str(event.get("hook_event_name", "?"))[:60]
-            if problem is not None or settings is None:
-                raise RuntimeError(problem)
-            reason = skip(event) if skip is not None else None
-            if reason:
-                outcome["skipped"] = reason
-                return
-            cwd = event.get("cwd")
-            light = event_name in store_only
-            with open_memory(settings, cwd if isinstance(cwd, str) else None, light) as memory:
-                outcome["answer"] = handle(event, memory)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
-            outcome["error"] = exc
+        data = raw if raw is not None else read_stdin()
+        if settings is None:
+            try:
+                name = str(parse_event(data).get("hook_event_name", "?"))[:60]
+            except Exception:  # noqa: BLE001
+                name = "?"
+            outcome.append((name, None, problem))
+            return
+        outcome.append(answer_event(handle, data, settings, skip=skip, store_only=store_only))
 
     worker = threading.Thread(target=work, name="vlk-hook", daemon=True)
     worker.start()
     worker.join(deadline_ms / 1000)
     if worker.is_alive():
-        report(host, event_name, f"gave up after the {deadline_ms} ms deadline (VLK_HOOK_DEADLINE_MS); nothing "
+        report(host, "?", f"gave up after the {deadline_ms} ms deadline (VLK_HOOK_DEADLINE_MS); nothing "
                "was printed. A write in flight is rolled back by the database.")
         sys.stderr.flush()
         os._exit(0)  # the worker may be waiting on a lock: do not wait for it
-    if "error" in outcome:
-        exc = outcome["error"]
-        where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        at = f" (at {Path(where[0].filename).name}:{where[0].lineno})" if where else ""
-        report(host, event_name, f"{type(exc).__name__}: {exc}{at}; nothing was printed.")
-        return 0
-    if "skipped" in outcome:
-        report(host, event_name, outcome["skipped"])
-        return 0
-    answer = outcome.get("answer")
-    if answer:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False))
-        sys.stdout.flush()
-    return 0
+    return emit(host, *outcome[0])

@@ -1,0 +1,260 @@
+"""A warm hook server: one long-lived process per user and installation answers the hooks, so that a hook
+process costs the interpreter's start-up and one round trip on a Unix socket instead of importing the engine.
+
+Why: a hook runs on every tool call. A fresh Python process importing the store, the engine, the
+fingerprint and redaction tables spends ~100 ms of CPU before doing ~5 ms of work (bench/hooks.py).
+How it stays harmless:
+- the first hook that finds no server answers in its own process as before and starts one in the
+  background; any failure to reach the server (none yet, crashed, stale socket) means the same;
+- the server answers with exactly the code path of the in-process hook (runner.answer_event, handle()),
+  with the settings of the hook's own environment, forwarded with each event;
+- the socket lives in a private directory (0700) of the user's runtime or temporary directory, named
+  after the installation (interpreter, package path, code modification time, HOME), so an upgrade or
+  another HOME gets its own server; one server per name (a lock file), which exits after
+  VLK_HOOK_SERVER_IDLE_SECONDS without a request;
+- the hook keeps its deadline: no answer in time means exit 0 and nothing printed;
+- VLK_HOOK_SERVER=0 turns it off.
+This module is imported by every hook process before anything else, so its client half imports only
+what the interpreter has already loaded or builds in (`_socket`, `marshal`, `zlib`: socket.py, json and
+hashlib would cost more than the round trip), and it reads its switches from the environment itself
+(config.py costs a dataclass and pathlib); the server validates them all. marshal is safe here because
+only this user can reach the socket, and both ends run the same interpreter (it is part of the name).
+"""
+
+from __future__ import annotations
+
+import _socket
+import marshal
+import os
+import sys
+import zlib
+
+TYPE_CHECKING = False  # no typing at start-up (see above)
+if TYPE_CHECKING:
+    from typing import Any
+
+PROTOCOL = 1
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+CONNECT_TIMEOUT = 0.2
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _env_ms(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value >= 1 else default
+
+
+def enabled() -> bool:
+    """On unless VLK_HOOK_SERVER=0; POSIX only (the server locks its socket with fcntl)."""
+    return os.name == "posix" and os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
+def _code_stamp() -> str:
+    """The newest modification time of the package's modules: an edited or upgraded install gets a new server."""
+    newest = 0.0
+    for folder, _, files in os.walk(_PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime)
+    return repr(newest)
+
+
+def socket_path() -> str:
+    """Where this installation's server listens, in a directory only this user can enter."""
+    root = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"  # not tempfile: it costs ms
+    folder = os.path.join(root, f"vlk-memact-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    info = os.stat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"{folder} is not private to this user")
+    identity = "\x1f".join((sys.executable, _PACKAGE, _code_stamp(), os.environ.get("HOME", ""),
+                            os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL))).encode()
+    name = f"{zlib.crc32(identity):08x}{zlib.adler32(identity):08x}"
+    return os.path.join(folder, f"hooks-{name}.sock")
+
+
+def _receive(conn: _socket.socket, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise ValueError("message too large")
+
+
+def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
+    """The server's reply to this event, or None when no server could be reached (answer in process then).
+
+    Once the event is sent, the server owns it: a late or broken reply is reported, never answered twice.
+    """
+    path = socket_path()
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    conn.settimeout(CONNECT_TIMEOUT)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        spawn(path)
+        return None
+    deadline = _env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000
+    request = {"v": PROTOCOL, "host": host, "flags": flags, "env": dict(os.environ), "event": raw}
+    try:
+        conn.settimeout(deadline)
+        conn.sendall(marshal.dumps(request))
+        conn.shutdown(_socket.SHUT_WR)
+        reply = marshal.loads(_receive(conn, MAX_REPLY_BYTES))
+    except (OSError, ValueError, EOFError, TypeError) as exc:
+        timed_out = isinstance(exc, TimeoutError)
+        what = (f"gave up after the {int(deadline * 1000)} ms deadline (VLK_HOOK_DEADLINE_MS); the warm server "
+                "still records the event when it can") if timed_out \
+            else f"the warm hook server failed ({type(exc).__name__}: {exc})"
+        return {"problem": f"{what}; nothing was printed.", "event_name": "?"}
+    finally:
+        conn.close()
+    return reply if isinstance(reply, dict) else {"problem": "the warm hook server sent no reply", "event_name": "?"}
+
+
+def emit(host: str, reply: dict[str, Any]) -> int:
+    """Print the server's answer (JSON only), or the line saying what went wrong; the exit status is 0."""
+    if reply.get("stdout"):  # the answer, as JSON text the server wrote
+        sys.stdout.write(reply["stdout"])
+        sys.stdout.flush()
+    if reply.get("line"):  # the server has already written it to the hook log
+        print(reply["line"], file=sys.stderr, flush=True)
+    elif reply.get("problem"):
+        from .runner import report
+
+        report(host, str(reply.get("event_name", "?")), str(reply["problem"]))
+    return 0
+
+
+SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
+
+
+def spawn(path: str) -> None:
+    """Start a server for this socket in the background; it exits at once if another one holds the lock."""
+    import time
+
+    marker = path + ".spawned"
+    try:
+        if time.time() - os.stat(marker).st_mtime < SPAWN_EVERY_SECONDS:
+            return  # one was started moments ago (it may still be starting, or it cannot start)
+    except OSError:
+        pass
+    try:
+        with open(marker, "w"):
+            pass
+    except OSError:
+        return
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "vlk_memact.hosts.warm", path],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, close_fds=True,
+        )
+    except OSError:
+        pass  # no server: every hook answers in its own process, as with VLK_HOOK_SERVER=0
+
+
+def serve(path: str) -> None:
+    """Listen on path until idle; each connection is one event, answered by the in-process code path."""
+    import fcntl
+    import json
+    import socket
+    import threading
+    from dataclasses import replace
+    from pathlib import Path
+
+    from ..config import Settings, detect_project
+    from ..engine import Memory
+    from . import claude_code, commands, runner
+
+    lock = open(path + ".lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server owns this socket
+    own = Settings.from_env()
+    if os.path.exists(path):
+        os.unlink(path)  # a crashed server's socket: the lock says nobody listens on it
+    old_umask = os.umask(0o077)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.umask(old_umask)
+    listener.listen(64)
+    listener.settimeout(own.hook_server_idle_seconds)
+    memories: dict[tuple[Settings, str], Memory] = {}
+    guard = threading.Lock()
+
+    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
+        project = settings.project or detect_project(None if cwd is None else Path(cwd))
+        quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms,
+                                                              settings.hook_deadline_ms // 3)))
+        with guard:
+            memory = memories.get((quick, project))
+            if memory is None:
+                if len(memories) >= 16:
+                    memories.pop(next(iter(memories))).close()
+                memory = memories[(quick, project)] = Memory(settings=quick, project=project)
+        return _Kept(memory)
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            try:
+                request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
+                if request.get("v") != PROTOCOL or request.get("host") != claude_code.HOST:
+                    raise ValueError("unknown request")
+                settings = Settings.from_env(request["env"])
+                skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
+                name, reply, problem = runner.answer_event(
+                    claude_code.handle, request["event"], settings, skip=skip, opener=opener)
+            except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
+                name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
+            line = runner.report(claude_code.HOST, name, problem, to_stderr=False) if problem else None
+            try:
+                text = json.dumps(reply, ensure_ascii=False) if reply else ""
+                conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
+            except OSError:
+                pass  # the hook gave up (its deadline): nothing to do
+
+    try:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                break
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+    finally:
+        listener.close()
+        if os.path.exists(path):
+            os.unlink(path)
+        for memory in memories.values():
+            memory.close()
+
+
+class _Kept:
+    """A cached Memory handed to one event: `with` must not close it."""
+
+    def __init__(self, memory: object) -> None:
+        self.memory = memory
+
+    def __enter__(self) -> object:
+        return self.memory
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
