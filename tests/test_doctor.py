@@ -18,6 +18,15 @@ from vlk_memact.cli import main
 from vlk_memact.store import health
 
 
+@pytest.fixture(autouse=True)
+def no_host_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME and a working directory without any Claude Code files, unless a test installs some."""
+    (tmp_path / "empty-home").mkdir()
+    (tmp_path / "empty-cwd").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.chdir(tmp_path / "empty-cwd")
+
+
 def make_db(path: Path, records: int = 3) -> None:
     with Memory(f"sqlite:///{path}", project="doctor") as memory:
         for n in range(records):
@@ -72,7 +81,8 @@ def test_a_file_that_is_not_a_database_fails_with_the_way_out(tmp_path: Path,
     failed = line(lines, "FAIL database: opens: ")
     assert f"{db_file} is not a database or is damaged (SQLite: file is not a database)" in failed
     assert "restore a backup over it" in failed and f"mv {db_file} {db_file}.damaged" in failed
-    assert db_file.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["vlk.db"]
+    assert db_file.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty-cwd", "empty-home", "vlk.db"]  # no -wal, no -shm
 
 
 def test_damaged_pages_fail_and_say_how_to_restore(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,8 +115,9 @@ def test_a_read_only_file_and_directory_fail_the_permissions_check(tmp_path: Pat
     db_file.chmod(0o444)
     folder.chmod(0o555)
     try:
-        done = subprocess.run([sys.executable, "-m", "vlk_memact", "doctor"], env=server_env(db_file),
-                              preexec_fn=without_permission_override, capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "vlk_memact", "doctor"], env=server_env(db_file, HOME=str(tmp_path)),
+                              cwd=tmp_path, preexec_fn=without_permission_override, capture_output=True, text=True,
+                              timeout=60)
     finally:
         folder.chmod(0o755)
         db_file.chmod(0o644)
