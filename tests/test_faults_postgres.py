@@ -169,3 +169,44 @@ def test_doctor_names_an_unreachable_server_and_fails(tmp_path: Path) -> None:
            "DATABASE_URL)" in lines
     assert any(line.startswith(f"FAIL database: server reachable: cannot reach 127.0.0.1:{port} (") for line in lines)
     assert "s3cret-pass-word" not in done.stdout + done.stderr
+
+
+def test_a_read_only_postgres_refuses_writes_serves_reads_and_recovers_and_doctor_uses_amcheck(
+    tmp_path: Path,
+) -> None:
+    """default_transaction_read_only on the database (what a standby or an operator's freeze looks like)."""
+    import psycopg
+
+    from vlk_memact.errors import ReadOnlyDatabase
+
+    with private_postgres() as pg:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION amcheck")
+        with Memory(pg.url, project="ro-project") as memory:
+            first = memory.record_state(raw_log="observed before the freeze").timeline_id
+            env = {**os.environ, "DATABASE_URL": pg.url, "HOME": str(tmp_path)}
+            done = subprocess.run([sys.executable, "-m", "vlk_memact", "doctor"], env=env, cwd=tmp_path,
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stdout
+            assert "indexes checked with amcheck" in done.stdout
+
+            with psycopg.connect(pg.url, autocommit=True) as conn:
+                conn.execute("ALTER DATABASE postgres SET default_transaction_read_only = on")
+                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = 'postgres' AND pid <> pg_backend_pid()")  # sessions start anew
+            with pytest.raises(ReadOnlyDatabase) as caught:
+                memory.record_state(raw_log="observed during the freeze")
+            assert str(caught.value).startswith(f"The PostgreSQL server at 127.0.0.1:{pg.port} accepts only reads")
+            assert "so nothing of this call was saved; point DATABASE_URL at the primary" in str(caught.value)
+            assert [s.id for s in memory.get_history(session_id="default").slots] == [first]  # reads work
+            done = subprocess.run([sys.executable, "-m", "vlk_memact", "doctor"], env=env, cwd=tmp_path,
+                                  capture_output=True, text=True, timeout=60)
+            assert done.returncode == 1
+            assert "FAIL database: permissions: default_transaction_read_only is on: every write fails" in done.stdout
+
+            with psycopg.connect(pg.url, autocommit=True) as conn:
+                conn.execute("SET default_transaction_read_only = off")  # this session started read-only too
+                conn.execute("ALTER DATABASE postgres SET default_transaction_read_only = off")
+            # The refused write replaced the pool's sessions (started read-only): the first write now succeeds.
+            second = memory.record_state(raw_log="observed after the freeze").timeline_id
+            assert {s.id for s in memory.get_history(session_id="default").slots} == {first, second}

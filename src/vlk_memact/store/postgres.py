@@ -127,6 +127,7 @@ class PostgresStore:
         self._conninfo = conninfo
         self._lock_timeout = f"{int(busy_timeout_ms)}ms"
         self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
+        self._writes_refused = False  # the server refused a write as read-only: writes start on fresh sessions
         # A server that does not answer a connection attempt must not hang a call (unless the URL says otherwise).
         timeout = {} if "connect_timeout" in _params(conninfo) else {"connect_timeout": int(CONNECT_TIMEOUT_SECONDS)}
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
@@ -201,6 +202,11 @@ class PostgresStore:
                 yield _PostgresTx(conn)
             except psycopg.Error as exc:
                 _rollback(conn)
+                if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+                    # A session started read-only (a standby, default_transaction_read_only) stays so: until a
+                    # write succeeds again, each write starts on fresh sessions (see _begin).
+                    conn.close()
+                    self._writes_refused = True
                 raise self._fault(exc, doing, midway=True) from exc
             except BaseException:
                 _rollback(conn)
@@ -210,6 +216,8 @@ class PostgresStore:
             except psycopg.Error as exc:
                 _rollback(conn)
                 raise self._fault(exc, "commit" if is_connection_error(exc) else doing) from exc
+            if lock:
+                self._writes_refused = False
         finally:
             self._pool.putconn(conn)
 
@@ -223,6 +231,8 @@ class PostgresStore:
         deadline = started + self._lock_wait
         delay = 0.01
         doing = "write" if lock else "read"
+        if lock and self._writes_refused and hasattr(self._pool, "drain"):  # psycopg_pool >= 3.3
+            self._pool.drain()
         while True:
             conn = None
             try:
