@@ -276,7 +276,9 @@ class SqliteStore:
                 if "locked" not in message and "busy" not in message:
                     raise
                 if time.monotonic() > deadline:
-                    raise lock_timeout_error(self.url, time.monotonic() - started) from exc
+                    error = lock_timeout_error(self.url, time.monotonic() - started)
+                    log.warning("%s", error)
+                    raise error from exc
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
