@@ -1,4 +1,4 @@
-"""Grouping benchmark: our fingerprint vs Drain3 (defaults) vs the prototype's fingerprint.
+"""Grouping benchmark: ``vlk_memact.fingerprint.group`` vs Drain3 (defaults) vs the prototype.
 
     .venv/bin/python bench/grouping.py [--quick]
 
@@ -8,9 +8,15 @@ configuration) and the failed steps of trajectories-dev (no labels: we count gro
 data is found at ``<repo>/../shared/data`` or ``$VLK_SHARED_DIR/data``.
 
 Metrics: GA (fraction of records whose true group equals exactly one predicted group) and
-pairwise precision/recall (pairs of records put in one group). Our grouping is union-find over
-shared keys; the prototype and Drain3 give one label per record. Timing is per record.
-Writes bench/results/grouping.json and bench/results/grouping.md.
+pairwise precision/recall (pairs of records put in one group). ``ours`` is ``group()``, exactly
+what the loop detector runs; ``keys only`` is its first stage alone (the v2 behaviour).
+
+Leave-one-system-out: the two thresholds of ``group`` (similarity, minimum tokens) are chosen on
+seven systems (highest mean GA over Content and raw lines, subject to pairwise precision >= 0.99
+on every one of the seven in both views and precision 1.0 on the corpus), then reported on the
+eighth, for each of the eight. Timing: fingerprinting per record, and grouping 500 slots
+(stored fingerprints, as the engine does, and from text), with Drain3 timed on the same records
+in the same run. Writes bench/results/grouping.json and bench/results/grouping.md.
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ import contextlib
 import csv
 import gzip
 import io
+import itertools
 import json
 import os
+import platform
+import random
 import re
 import statistics
 import sys
@@ -37,10 +46,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 from drain3 import TemplateMiner  # noqa: E402
 from prototype_fingerprint import fingerprint_log  # noqa: E402
 
-from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint  # noqa: E402
+from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint, group  # noqa: E402
+from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY, STABLE  # noqa: E402
 
 LOGHUB_META = ("LineId", "Content", "EventId", "EventTemplate")
-METHODS = ("ours", "drain3", "prototype")
+METHODS = ("ours", "keys only", "drain3", "prototype")
+SIMILARITY_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 2.0)  # 2.0 = stage 2 off
+MIN_TOKENS_GRID = (3, 4, 5, 6)
+STABLE_GRID = (STABLE,)  # a design rule (the loop threshold), not tuned: see grouping.py
+PRECISION_FLOOR = 0.99
 
 
 def shared_data() -> Path:
@@ -51,35 +65,18 @@ def shared_data() -> Path:
 # ------------------------------------------------------------------------- grouping methods
 
 
-class UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, x: int) -> int:
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a: int, b: int) -> None:
-        self.parent[self.find(a)] = self.find(b)
-
-
 def group_ours(texts: list[str], times: list[float]) -> list[int]:
-    """Records sharing any key are one group (the engine's rule)."""
-    uf, owner = UnionFind(), {}
-    for i, text in enumerate(texts):
+    """``group()`` over the texts; fingerprinting is timed per record."""
+    fps = []
+    for text in texts:
         start = time.perf_counter()
-        keys = fingerprint(text).keys
+        fps.append(fingerprint(text))
         times.append(time.perf_counter() - start)
-        uf.find(i)
-        for key in keys:
-            if key in owner:
-                uf.union(i, owner[key])
-            else:
-                owner[key] = i
-    return [uf.find(i) for i in range(len(texts))]
+    return group(texts, fingerprints=fps)
+
+
+def group_keys_only(texts: list[str], times: list[float]) -> list[int]:
+    return group(texts, fingerprints=[fingerprint(t) for t in texts], similarity=2.0)
 
 
 def group_prototype(texts: list[str], times: list[float]) -> list[str]:
@@ -91,12 +88,16 @@ def group_prototype(texts: list[str], times: list[float]) -> list[str]:
     return labels
 
 
-def group_drain(texts: list[str], times: list[float]) -> list[int]:
+def new_miner() -> TemplateMiner:
     with (
         contextlib.redirect_stdout(io.StringIO()),
         contextlib.redirect_stderr(io.StringIO()),
     ):  # "config file not found"
-        miner = TemplateMiner()  # default settings, no config file: the published baseline
+        return TemplateMiner()  # default settings, no config file: the published baseline
+
+
+def group_drain(texts: list[str], times: list[float]) -> list[int]:
+    miner = new_miner()
     labels = []
     for text in texts:
         start = time.perf_counter()
@@ -107,6 +108,7 @@ def group_drain(texts: list[str], times: list[float]) -> list[int]:
 
 GROUPERS: dict[str, Callable[[list[str], list[float]], list]] = {
     "ours": group_ours,
+    "keys only": group_keys_only,
     "drain3": group_drain,
     "prototype": group_prototype,
 }
@@ -221,18 +223,158 @@ def timing(samples: list[float]) -> dict[str, float]:
     }
 
 
+Config = tuple[float, int, int]  # similarity, min_tokens, stable
+
+
+def grid_scores(
+    sets: dict[str, dict[str, tuple[list[str], list[str]]]], corpus: tuple[list[str], list[str]]
+) -> tuple[dict[Config, dict[str, dict[str, dict[str, float]]]], dict[Config, dict[str, float]]]:
+    """Scores of every (similarity, min_tokens) configuration on every system and view, and on the corpus."""
+    prints = {
+        (name, view): [fingerprint(t) for t in texts]
+        for name, views in sets.items()
+        for view, (texts, _) in views.items()
+    }
+    corpus_prints = [fingerprint(t) for t in corpus[0]]
+    per: dict[Config, dict[str, dict[str, dict[str, float]]]] = {}
+    on_corpus: dict[Config, dict[str, float]] = {}
+    for config in itertools.product(SIMILARITY_GRID, MIN_TOKENS_GRID, STABLE_GRID):
+        if config[0] > 1 and config[1:] != (MIN_TOKENS_GRID[0], STABLE_GRID[0]):
+            continue  # stage 2 off: the other two are irrelevant
+        sim, min_tokens, stable = config
+        per[config] = {
+            name: {
+                view: scores(truth, group(texts, fingerprints=prints[name, view], similarity=sim,
+                                          min_tokens=min_tokens, stable=stable))
+                for view, (texts, truth) in views.items()
+            }
+            for name, views in sets.items()
+        }
+        on_corpus[config] = scores(
+            corpus[1],
+            group(corpus[0], fingerprints=corpus_prints, similarity=sim, min_tokens=min_tokens, stable=stable),
+        )
+    return per, on_corpus
+
+
+def choose(
+    per: dict[Config, dict[str, dict[str, dict[str, float]]]],
+    on_corpus: dict[Config, dict[str, float]],
+    systems: list[str],
+) -> Config:
+    """The configuration with the best mean GA on ``systems`` whose precision holds on every one of them.
+
+    Ties go to the stricter configuration (higher similarity, more tokens, a lower stability
+    bound): precision first.
+    """
+    def admissible(config: Config) -> bool:
+        return on_corpus[config]["precision"] >= 1.0 and all(
+            per[config][s][v]["precision"] >= PRECISION_FLOOR for s in systems for v in per[config][s]
+        )
+
+    def value(config: Config) -> tuple[float, float, int, int]:
+        ga = statistics.fmean(per[config][s][v]["ga"] for s in systems for v in per[config][s])
+        return (round(ga, 6), config[0], config[1], -config[2])
+
+    candidates = [c for c in per if admissible(c)] or list(per)
+    return max(candidates, key=value)
+
+
+def leave_one_out(
+    per: dict[Config, dict[str, dict[str, dict[str, float]]]], on_corpus: dict[Config, dict[str, float]]
+) -> dict:
+    """Choose on seven systems, report on the eighth, for each; and the choice on all eight."""
+    systems = sorted(next(iter(per.values())))
+    held: dict[str, dict] = {}
+    for out in systems:
+        config = choose(per, on_corpus, [s for s in systems if s != out])
+        held[out] = {"similarity": config[0], "min_tokens": config[1], "stable": config[2], **per[config][out]}
+    full = choose(per, on_corpus, systems)
+    views = ("content", "raw")
+    summary = {
+        view: {
+            "loso_mean_ga": statistics.fmean(held[s][view]["ga"] for s in systems),
+            "loso_min_precision": min(held[s][view]["precision"] for s in systems),
+            "loso_mean_recall": statistics.fmean(held[s][view]["recall"] for s in systems),
+            "tuned_on_all_mean_ga": statistics.fmean(per[full][s][view]["ga"] for s in systems),
+        }
+        for view in views
+    }
+    for view in views:
+        summary[view]["ga_drop"] = summary[view]["tuned_on_all_mean_ga"] - summary[view]["loso_mean_ga"]
+    # A second held-out protocol: choose on one half of the systems, report on the other half.
+    halves = {}
+    first = [s for s in ("BGL", "Hadoop", "Linux", "Spark") if s in systems]
+    second = [s for s in systems if s not in first]
+    for chosen_on, reported_on in ((first, second), (second, first)):
+        if not chosen_on or not reported_on:
+            continue
+        config = choose(per, on_corpus, chosen_on)
+        halves["+".join(reported_on)] = {
+            "chosen_on": chosen_on,
+            "similarity": config[0],
+            "min_tokens": config[1],
+            **{
+                view: {
+                    "mean_ga": statistics.fmean(per[config][s][view]["ga"] for s in reported_on),
+                    "min_precision": min(per[config][s][view]["precision"] for s in reported_on),
+                }
+                for view in views
+            },
+        }
+    return {
+        "halves": halves,
+        "held_out": held,
+        "chosen_on_all": {"similarity": full[0], "min_tokens": full[1], "stable": full[2]},
+        "shipped": {"similarity": SIMILARITY, "min_tokens": MIN_TOKENS, "stable": STABLE},
+        "summary": summary,
+        "corpus_at_choice": on_corpus[full],
+    }
+
+
+def time_group(texts: list[str], rounds: int) -> dict[str, float]:
+    """Median ms to group these slots: from stored fingerprints, from text, and Drain3 on the same records."""
+    prints = [fingerprint(t) for t in texts]
+    stored, from_text, drain = [], [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        group(texts, fingerprints=prints)
+        stored.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        group(texts)
+        from_text.append(time.perf_counter() - start)
+        miner = new_miner()
+        start = time.perf_counter()
+        for text in texts:
+            miner.add_log_message(text)
+        drain.append(time.perf_counter() - start)
+    return {
+        "slots": len(texts),
+        "ours_stored_fingerprints_ms": statistics.median(stored) * 1e3,
+        "ours_from_text_ms": statistics.median(from_text) * 1e3,
+        "drain3_ms": statistics.median(drain) * 1e3,
+    }
+
+
 def run(quick: bool) -> dict:
     limit = 300 if quick else None
     times: dict[str, list[float]] = {m: [] for m in METHODS}
     short: dict[str, list[float]] = {m: [] for m in METHODS}
-    result: dict = {"fingerprint_version": FINGERPRINT_VERSION, "quick": quick, "loghub": {}}
-
-    result["corpus"] = evaluate(*load_corpus(150 if quick else None), times)
+    result: dict = {
+        "fingerprint_version": FINGERPRINT_VERSION,
+        "quick": quick,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}",
+        "loghub": {},
+    }
+    corpus = load_corpus(150 if quick else None)
+    result["corpus"] = evaluate(*corpus, times)
 
     files = sorted((shared_data() / "loghub-dev").glob("*_2k.log_structured_corrected.csv"))
-    for path in files[:2] if quick else files:
+    sets: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
+    for path in files[:3] if quick else files:
         content, raw, truth = load_loghub(path, limit)
         name = path.name.split("_")[0]
+        sets[name] = {"content": (content, truth), "raw": (raw, truth)}
         result["loghub"][name] = {
             "content": evaluate(content, truth, times),
             "raw": evaluate(raw, truth, times),
@@ -240,6 +382,8 @@ def run(quick: bool) -> dict:
         around_100 = [t for t in content if 80 <= len(t) <= 120]
         for m in METHODS:
             GROUPERS[m](around_100, short[m])
+    per, on_corpus = grid_scores(sets, corpus)
+    result["loso"] = leave_one_out(per, on_corpus)
 
     failures = trajectory_failures(5 if quick else None)
     result["trajectories"] = {
@@ -247,8 +391,19 @@ def run(quick: bool) -> dict:
         for fmt, trajs in failures.items()
     }
     result["timing"] = {
-        m: {**timing(times[m]), "median_us_80_120_chars": timing(short[m])["median_us"]} for m in METHODS
+        m: {**timing(times[m]), "median_us_80_120_chars": timing(short[m])["median_us"]}
+        for m in ("ours", "drain3", "prototype")
     }
+    # 500 slots of a session: real agent failures first, then log lines of every system in turn.
+    mixed = [t for trajs in failures.values() for fails in trajs for t in fails]
+    lines = [t for views in sets.values() for t in views["content"][0]]
+    mixed = (mixed + lines[::7])[:500]
+    result["group_500"] = time_group(mixed, 5 if quick else 21)
+    # Adversarial for the similarity stage: 500 distinct unanchored lines of one length, nothing joins.
+    rng = random.Random(12)
+    vocabulary = ["".join(rng.choice("abcdefghijklmnop") for _ in range(6)) for _ in range(3000)]
+    distinct = [" ".join(rng.choice(vocabulary) for _ in range(12)) for _ in range(500)]
+    result["group_500_distinct"] = time_group(distinct, 5 if quick else 21)
     return result
 
 
@@ -261,7 +416,9 @@ def markdown(result: dict) -> str:
     lines = [
         f"# Grouping benchmark (fingerprint v{result['fingerprint_version']}{', --quick' if result['quick'] else ''})",
         "",
-        "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = union-find over fingerprint keys;",
+        "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = `vlk_memact.fingerprint.group` (what the loop",
+        "detector runs); keys only = its first stage alone (exact text and shared fingerprint keys: how v2 grouped,",
+        "with the v3 masking);",
         "drain3 = `TemplateMiner()` with default settings; prototype = the reference `fingerprint_log` (spec §6.1).",
         "",
         head,
@@ -303,11 +460,68 @@ def markdown(result: dict) -> str:
         "| time per record | median µs | p99 µs | median µs, 80-120 chars | records |",
         "|---|---|---|---|---|",
     ]
-    for m in METHODS:
-        t = result["timing"][m]
+    for m, t in result["timing"].items():
         lines.append(
             f"| {m} | {t['median_us']:.1f} | {t['p99_us']:.1f} | {t['median_us_80_120_chars']:.1f} | {t['records']} |"
         )
+    g = result["group_500"]
+    lines += [
+        "",
+        f"Grouping {g['slots']} slots of a session (median of runs): `group()` from stored fingerprints "
+        f"{g['ours_stored_fingerprints_ms']:.2f} ms, from text (fingerprinting included) {g['ours_from_text_ms']:.2f} ms; "
+        f"Drain3 on the same records {g['drain3_ms']:.2f} ms "
+        f"(ratio ours stored / Drain3: {g['ours_stored_fingerprints_ms'] / g['drain3_ms']:.2f}).",
+        "",
+    ]
+    g = result["group_500_distinct"]
+    lines.append(
+        f"Worst case for the similarity stage, {g['slots']} distinct 12-word lines of one length: "
+        f"{g['ours_stored_fingerprints_ms']:.2f} ms from stored fingerprints, {g['ours_from_text_ms']:.2f} ms "
+        f"from text; Drain3 {g['drain3_ms']:.2f} ms."
+    )
+    loso = result["loso"]
+    lines += [
+        "",
+        "## Leave-one-system-out",
+        "",
+        "Similarity, minimum tokens and stability bound chosen on the seven other systems (best mean GA over Content and raw,",
+        f"pairwise precision >= {PRECISION_FLOOR} on each of the seven in both views, corpus precision 1.0), reported on the held-out one.",
+        "",
+        "| held out | similarity | min tokens | stable | Content GA | Content P | Content R | raw GA | raw P | raw R |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, h in loso["held_out"].items():
+        sim = "off" if h["similarity"] > 1 else f"{h['similarity']:.2f}"
+        c, r = h["content"], h["raw"]
+        lines.append(
+            f"| {name} | {sim} | {h['min_tokens']} | {h['stable']} | {fmt(c['ga'])} | {fmt(c['precision'])} | {fmt(c['recall'])} "
+            f"| {fmt(r['ga'])} | {fmt(r['precision'])} | {fmt(r['recall'])} |"
+        )
+    lines += ["", "| view | LOSO mean GA | LOSO min P | LOSO mean R | GA tuned on all 8 | drop |", "|---|---|---|---|---|---|"]
+    for view, v in loso["summary"].items():
+        lines.append(
+            f"| {view} | {fmt(v['loso_mean_ga'])} | {fmt(v['loso_min_precision'])} | {fmt(v['loso_mean_recall'])} "
+            f"| {fmt(v['tuned_on_all_mean_ga'])} | {fmt(v['ga_drop'])} |"
+        )
+    lines += ["", "Split halves (chosen on one half of the systems, reported on the other):", "",
+              "| reported on | chosen on | similarity | min tokens | Content GA | Content min P | raw GA | raw min P |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name, h in loso["halves"].items():
+        sim = "off" if h["similarity"] > 1 else f"{h['similarity']:.2f}"
+        lines.append(
+            f"| {name} | {'+'.join(h['chosen_on'])} | {sim} | {h['min_tokens']} | {fmt(h['content']['mean_ga'])} "
+            f"| {fmt(h['content']['min_precision'])} | {fmt(h['raw']['mean_ga'])} | {fmt(h['raw']['min_precision'])} |"
+        )
+    chosen, shipped = loso["chosen_on_all"], loso["shipped"]
+    lines += [
+        "",
+        f"Chosen on all eight: similarity {chosen['similarity']}, min tokens {chosen['min_tokens']}, stable "
+        f"{chosen['stable']}; shipped in `grouping.py`: similarity {shipped['similarity']}, min tokens "
+        f"{shipped['min_tokens']}, stable {shipped['stable']}"
+        + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
+        "",
+        f"Machine: {result['machine']}. Timings are noisy when other work shares the machine.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -71,6 +71,7 @@ class Outcome:
     largest_context: int = 0
     over_budget: int = 0
     loops: int = 0
+    near_duplicate_loops: int = 0  # loops whose copies are not all the same text (method "fingerprint")
     constraints: int = 0
     recalls: int = 0
     identical_runs: int = 0
@@ -147,6 +148,7 @@ def replay(memory: Memory, trajectory: Trajectory, session: str, learned_before:
                         )
         context = memory.fetch_context(session_id=session)
         out.loops += len(context.loops)
+        out.near_duplicate_loops += sum(loop.method != "exact" for loop in context.loops)
         out.constraints += len(context.loops) + len(context.merges)
         out.context_tokens += context.tokens
         out.largest_context = max(out.largest_context, context.tokens)
@@ -191,7 +193,8 @@ def run(quick: bool) -> dict[str, object]:
 
 
 def totals(outcomes: list[Outcome]) -> dict[str, float]:
-    keys = ["steps", "failures", "context_tokens", "baseline_tokens", "loops", "constraints", "recalls",
+    keys = ["steps", "failures", "context_tokens", "baseline_tokens", "loops", "near_duplicate_loops",
+            "constraints", "recalls",
             "identical_runs", "identical_runs_intercepted", "over_budget", "cross_session_recalls"]
     total: dict[str, float] = {k: sum(getattr(o, k) for o in outcomes) for k in keys}
     total["largest_context"] = max((o.largest_context for o in outcomes), default=0)
@@ -207,14 +210,16 @@ def report(result: dict[str, object]) -> str:
              "`.venv/bin/python bench/replay.py` — tokens are estimated as characters / 3.8; the baseline keeps "
              "every failure in context; the context is fetched at every step with the default budget.", ""]
     lines += ["| source | trajectories | steps | failures | tokens in context | baseline | reduction | loops | "
-              "constraints | recalls | identical runs (>=3) intercepted | largest context | over budget |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "near-duplicate loops | constraints | recalls | identical runs (>=3) intercepted | largest context | "
+              "over budget |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for source in ("swe-agent", "mini-swe-agent", "all"):
         group = [o for o in within if source in ("all", o.source)]
         t = totals(group)
         lines.append(
             f"| {source} | {len(group)} | {t['steps']:.0f} | {t['failures']:.0f} | {t['context_tokens']:.0f} | "
-            f"{t['baseline_tokens']:.0f} | {t['reduction']:.1%} | {t['loops']:.0f} | {t['constraints']:.0f} | "
+            f"{t['baseline_tokens']:.0f} | {t['reduction']:.1%} | {t['loops']:.0f} | "
+            f"{t['near_duplicate_loops']:.0f} | {t['constraints']:.0f} | "
             f"{t['recalls']:.0f} | {t['identical_runs_intercepted']:.0f}/{t['identical_runs']:.0f} | "
             f"{t['largest_context']:.0f} | {t['over_budget']:.0f} |"
         )

@@ -408,3 +408,20 @@ def test_a_query_cannot_match_across_fields(memory: Memory) -> None:
     memory.record_state(raw_log="beta", file_context="x.py")
     with pytest.raises(InvalidInput, match="control characters"):
         memory.search_memory(query="beta\x1fx.py")
+
+
+def test_retries_with_one_word_changed_are_intercepted_through_group(memory: Memory) -> None:
+    # Three keys (the service name is a plain word), one error: fingerprint.group joins them.
+    for service in ("billing", "search", "checkout"):
+        record(memory, f"deploy failed: could not reach service {service} on the staging cluster after retries")
+    record(memory, "deploy failed: could not reach the artifact store")
+    result = memory.fetch_context()
+    assert len(result.loops) == 1 and len(result.loops[0].archived_ids) == 3
+    assert {k: v for k, v in states(memory).items() if k != "total"} == {"PRESENT": 1, "PAST": 3, "FUTURE": 1}
+
+
+def test_look_alike_errors_with_different_codes_stay_apart_in_the_engine(memory: Memory) -> None:
+    for code in ("ORA-00942", "ORA-01017", "ORA-12154"):
+        record(memory, f"nightly migration step failed with {code} while running the batch job")
+    assert not memory.fetch_context().loops
+    assert states(memory)["PRESENT"] == 3

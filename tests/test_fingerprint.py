@@ -330,7 +330,7 @@ REFERENCE = [
         "shell:Segmentation fault (core dumped)",
     ),
     # defect: any 100-599 number was an HTTP status
-    ("Retrying in 120 seconds", "HTTP 120 seconds", "fallback:Retrying in <*> seconds"),
+    ("Retrying in 120 seconds", "HTTP 120 seconds", "fallback:Retrying in <*>"),
     ("checksum sha256 mismatch", "HTTP 256 mismatch", "fallback:checksum <*> mismatch"),
     # defect: case mapping shifted offsets (the reference panicked on this input)
     ("İİİİİİ STOPITERATION: x", "İİİİİİ STOPITERATION: x", "fallback:İİİİİİ STOPITERATION: x"),

@@ -50,6 +50,10 @@ def private_session(worker: int) -> str:
     return f"private-{words_for(worker, 1)}"
 
 
+def code(number: int) -> str:
+    return "NOTE_" + words_for(number).upper().replace(" ", "_")
+
+
 def plan(worker: int) -> list[tuple[str, str]]:
     """The worker's 500 (session, text) records: 250 shared and 250 private, interleaved.
 
@@ -58,9 +62,11 @@ def plan(worker: int) -> list[tuple[str, str]]:
     """
     tag = words_for(worker, 1)
     half = RECORDS_PER_WORKER // 2
-    shared = [f"note {tag} shared {words_for(i)} observed" for i in range(half - len(SHARED_LOOPS))]
+    # Each distinct text carries its own code (an anchor): texts differing in one plain word would be
+    # one error with a parameter to fingerprint.group.
+    shared = [f"note {tag} shared {code(i)} observed" for i in range(half - len(SHARED_LOOPS))]
     private_loops = [t for t in PRIVATE_LOOPS for _ in range(PRIVATE_LOOP_REPEATS)]
-    private = [f"note {tag} private {words_for(i)} observed" for i in range(half - len(private_loops))]
+    private = [f"note {tag} private {code(i)} observed" for i in range(half - len(private_loops))]
     loops = SHARED_LOOPS[worker % len(SHARED_LOOPS) :] + SHARED_LOOPS[: worker % len(SHARED_LOOPS)]
     for n, text in enumerate(loops):
         shared.insert(n * (len(shared) // len(loops)) + worker, text)

@@ -1,7 +1,8 @@
 """Pure loop detection: which PRESENT slots repeat often enough to be archived (spec §6).
 
-Fixes defect 11: every group that reached the threshold is mitigated, in a deterministic order,
-and an exact repeat and a fingerprint match both join the same group.
+Fixes defect 11: every group that reached the threshold is mitigated, in a deterministic order.
+Which slots are the same error is decided by ``fingerprint.group`` alone (exact text, shared
+keys, then similarity among unanchored lines), the function ``bench/grouping.py`` measures.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .fingerprint import Fingerprint, group
 from .model import Slot
 from .quoting import neutralize, one_line
 
@@ -65,33 +67,28 @@ def error_excerpt(text: str, limit: int) -> str:
 
 
 def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
-    """Group PRESENT slots that share an exact text or any fingerprint key; keep groups >= threshold."""
+    """Group PRESENT slots with ``fingerprint.group`` (the measured grouping); keep groups >= threshold."""
     recorded = [s for s in slots if s.raw_log is not None]
     if len(recorded) < threshold:
         return []
-    parent = list(range(len(recorded)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    owner: dict[str, int] = {}
-    for index, slot in enumerate(recorded):
-        keys = ("exact:" + (slot.raw_log or "").strip(), *slot.fingerprint_keys)
-        for key in keys:
-            first = owner.setdefault(key, index)
-            if first != index:
-                parent[find(index)] = find(first)
-
+    # stable=threshold: two groups that are loops on their own are never joined by similarity
+    labels = group(
+        [s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded], stable=threshold
+    )
     members: dict[int, list[Slot]] = {}
-    for index, slot in enumerate(recorded):
-        members.setdefault(find(index), []).append(slot)
+    for label, slot in zip(labels, recorded, strict=True):
+        members.setdefault(label, []).append(slot)
 
     groups = [sorted(g, key=lambda s: s.sequence_order) for g in members.values() if len(g) >= threshold]
     groups.sort(key=lambda g: g[0].sequence_order)
-    return [_describe(group) for group in groups]
+    return [_describe(found) for found in groups]
+
+
+def _stored(slot: Slot) -> Fingerprint:
+    """The slot's stored fingerprint (the engine refreshes older versions before grouping)."""
+    key = slot.fingerprint or ""
+    keys = slot.fingerprint_keys or ((key,) if key else ())
+    return Fingerprint(key.split(":", 1)[0] if ":" in key else "", key, tuple(keys))
 
 
 def _describe(group: list[Slot]) -> LoopGroup:

@@ -6,6 +6,9 @@ anchors first (error codes, exception classes, test names, HTTP statuses) and ke
 verbatim, then mask the volatile rest of the message (timestamps, ids, numbers, paths,
 addresses) so a changed line number, temp dir or pid does not split the group.
 
+``group(texts)`` turns a session's outputs into group labels: equal keys, then Drain-style
+similarity among lines no family recognised (``grouping.py``); the loop detector runs exactly it.
+
 The module is pure and stdlib-only. It never raises on any ``str`` and its work is bounded:
 only a head and a tail window of the input are looked at and every regex is linear-time.
 """
@@ -25,7 +28,7 @@ from .families import (
     _fallback,
 )
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint"]
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint", "group"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EMPTY = Fingerprint("empty", "empty:", ("empty:",))
@@ -60,3 +63,6 @@ def fingerprint(text: str) -> Fingerprint:
     except Exception:  # a defect here must degrade grouping, never crash the server (spec defect 10)
         digest = hashlib.blake2b(str(text).encode("utf-8", "replace"), digest_size=8).hexdigest()
         return Fingerprint("fallback", f"fallback:unparsed {digest}", (f"fallback:unparsed {digest}",))
+
+
+from .grouping import group  # noqa: E402  (group() calls fingerprint(), defined above)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 #: Bumped whenever grouping changes; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them.
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 
 _WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
 _LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line
@@ -65,20 +65,39 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
 )
 
+# Log lines that no family recognised carry no anchor of their own, so more general value
+# classes apply to them (see the rule table in ``grouping.py``): the value of a ``key=value``
+# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
+# dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
+# (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
+_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
+_LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
+    *_MASK_BRANCHES[:-1],
+    # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
+    ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
+    # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
+    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
+    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # digit token, codes kept
+)
 
-@functools.lru_cache(maxsize=128)
-def _masker(needed: tuple[int, ...]) -> re.Pattern[str]:
-    """The compiled alternation of some branches (at most 2**7 combinations, each compiled once)."""
-    return re.compile("|".join(_MASK_BRANCHES[i][1] for i in needed))
+
+_BRANCH_SETS = (_MASK_BRANCHES, _LOG_BRANCHES)
 
 
-def _volatile(text: str) -> re.Pattern[str]:
+@functools.lru_cache(maxsize=512)
+def _masker(which: int, needed: tuple[int, ...]) -> re.Pattern[str]:
+    """The compiled alternation of some branches (at most 2**9 combinations, each compiled once)."""
+    branches = _BRANCH_SETS[which]
+    return re.compile("|".join(branches[i][1] for i in needed))
+
+
+def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
     """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
     needed = []
-    for i, (guard, _) in enumerate(_MASK_BRANCHES):
+    for i, (guard, _) in enumerate(_BRANCH_SETS[which]):
         if guard in text if isinstance(guard, str) else guard.search(text):
             needed.append(i)
-    return _masker(tuple(needed))
+    return _masker(which, tuple(needed))
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
@@ -88,16 +107,36 @@ _QUOTED = re.compile(
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
+# An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
+_EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
+_EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
+# A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
+# A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
+_UNIT = re.compile(
+    r"(?:[<>~≈]=?)?<\*>(?: (?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.]))?"
+)
+# Dot leaders align a label with its value (``instruction......0``, ``Checking deps.... ok``).
+_DOT_LEADER = re.compile(r"\.{3,}")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
 
 
 def _mask(text: str) -> str:
-    """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces.
-
-    An empty ``()`` after a space is an empty value (``from 1.2.3.4 ()``), so it masks too.
-    """
-    text = text[:_LINE_CAP].replace(" ()", " (<*>)")
+    """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces."""
+    text = text[:_LINE_CAP]
     masked = _volatile(text).sub("<*>", text)
+    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+
+
+def _mask_log(text: str) -> str:
+    """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay."""
+    text = text[:_LINE_CAP]
+    if _EMPTY_CUES.search(text):
+        text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
+    if "..." in text:
+        text = _DOT_LEADER.sub(" ", text)
+    masked = _volatile(text, 1).sub("<*>", text)
+    if "<*>" in masked:
+        masked = _UNIT.sub("<*>", masked)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 

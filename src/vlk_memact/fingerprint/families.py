@@ -12,7 +12,7 @@ from .core import (
     _contains_any,
     _cue,
     _make,
-    _mask,
+    _mask_log,
     _mask_message,
 )
 
@@ -315,7 +315,7 @@ _HTTP_REASONS = {
 # fmt: on
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
-_HTTP_REASON_HINT = re.compile(r"[1-5]\d\d [A-Z]")
+_HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
 _HTTP_CODE = re.compile(r"\b[1-5]\d\d\b")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
@@ -330,6 +330,8 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
         code = match.group(0)
+        if code[0] not in "45":  # only an error status anchors an error (``status: 200`` in an access log is not one)
+            continue
         if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
             code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
         ):
@@ -547,13 +549,13 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
     for line in reversed(lines):
         match = _EXIT.search(line[:_LINE_CAP])
         if match:
-            return _make("shell", f"exit {match.group(1)}: {_mask(_informative_line(lines))}")
+            return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
     return None
 
 
 def _fallback(text: str, lines: list[str]) -> Fingerprint:
     """No family recognised: the masked most informative line."""
-    return _make("fallback", _mask(_informative_line(lines)))
+    return _make("fallback", _mask_log(_informative_line(lines)))
 
 
 _DETECTORS: tuple[_Detector, ...] = (

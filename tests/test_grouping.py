@@ -1,0 +1,185 @@
+"""group(): the grouping the loop detector runs. Properties, precision guards, the second stage."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vlk_memact.fingerprint import fingerprint, group
+from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY
+
+texts = st.lists(
+    st.one_of(
+        st.text(max_size=200),
+        st.sampled_from(["error[E0277]: x", "KeyError: 'a'", "session opened for user root by (uid=0)", ""]),
+        st.builds(lambda u, n: f"Failed password for {u} from 10.0.0.{n} port {n} ssh2",
+                  st.sampled_from(["root", "admin", "oracle"]), st.integers(0, 255)),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_never_raises_and_gives_one_dense_label_per_text(batch: list[str]) -> None:
+    labels = group(batch)
+    assert len(labels) == len(batch)
+    assert sorted(set(labels)) == list(range(len(set(labels))))
+    assert all(labels[i] <= max(labels[:i], default=-1) + 1 for i in range(len(labels)))  # first-seen order
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_deterministic_for_a_given_order(batch: list[str]) -> None:
+    assert group(batch) == group(list(batch))
+    assert group(batch) == group(batch, fingerprints=[fingerprint(t) for t in batch])
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, st.data())
+def test_identical_texts_always_share_a_label(batch: list[str], data: st.DataObject) -> None:
+    if not batch:
+        return
+    copy = data.draw(st.sampled_from(batch))
+    labels = group([*batch, copy])
+    assert labels[-1] == labels[batch.index(copy)]
+
+
+def test_odd_inputs_do_not_raise() -> None:
+    assert group([]) == []
+    assert group(["\x00\ud800", "a" * 1_000_000, "\n\n"]) == [0, 1, 2]
+    assert group([None, 3]) == [0, 1]  # type: ignore[list-item]
+    assert group(["a b c"], fingerprints=[]) == [0]  # a wrong-length list is recomputed
+
+
+def test_an_internal_defect_degrades_to_exact_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vlk_memact.fingerprint import grouping
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("defect")
+
+    monkeypatch.setattr(grouping, "_join_by_keys", broken)
+    assert group(["x", "y", "x"]) == [0, 1, 0]
+
+
+# --------------------------------------------------------------------------- precision guards
+
+LOOK_ALIKES = [
+    # different codes
+    ("error[E0277]: the trait bound `T: Clone` is not satisfied", "error[E0599]: the trait bound `T: Clone` is not satisfied"),
+    ("a.ts(1,1): error TS2345: Argument of type 'string' is not assignable",
+     "a.ts(1,1): error TS2322: Argument of type 'string' is not assignable"),
+    ("deploy step failed with code ORA-00942 while running the nightly migration job",
+     "deploy step failed with code ORA-01017 while running the nightly migration job"),
+    ("worker request to the upstream cache failed with ECONNREFUSED after several attempts",
+     "worker request to the upstream cache failed with ETIMEDOUT after several attempts"),
+    ("package install step stopped with CBS_E_INVALID_PACKAGE for the servicing stack update",
+     "package install step stopped with CBS_E_MANIFEST_INVALID for the servicing stack update"),
+    # different exception classes
+    ("KeyError: 'host'", "IndexError: 'host'"),
+    ("while loading the user settings file the parser raised ValueError and gave up",
+     "while loading the user settings file the parser raised TypeError and gave up"),
+    ("job runner caught java.io.IOException while writing the report for the nightly batch",
+     "job runner caught java.lang.IllegalStateException while writing the report for the nightly batch"),
+    # different HTTP statuses
+    ("HTTP/1.1 404 Not Found", "HTTP/1.1 503 Service Unavailable"),
+    ("curl: (22) The requested URL returned error: 401", "curl: (22) The requested URL returned error: 403"),
+    ("request to the billing service failed: status 429 while syncing the monthly invoices",
+     "request to the billing service failed: status 500 while syncing the monthly invoices"),
+    # different severities, and a different category word of one field
+    ("scheduler RAS KERNEL INFO instruction cache parity error corrected on node",
+     "scheduler RAS KERNEL FATAL instruction cache parity error corrected on node"),
+    ("authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=10.0.0.1 user=root",
+     "authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=10.0.0.1 user=guest"),
+    # too short to call a word a parameter
+    ("Connection closed", "Connection reset"),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), LOOK_ALIKES)
+def test_look_alikes_never_share_a_label(a: str, b: str) -> None:
+    assert group([a, a, b, b, a]) == [0, 0, 1, 1, 0]
+
+
+def test_rustc_codes_are_never_merged_even_with_identical_messages() -> None:
+    outputs = [f"error[E0{c:03d}]: mismatched types\n --> src/main.rs:{c}:5\n" for c in range(100, 160)]
+    assert len(set(group(outputs))) == len(outputs)
+
+
+# --------------------------------------------------------------------------- second stage
+
+
+def test_a_word_parameter_joins_lines_of_the_same_shape() -> None:
+    lines = [f"Failed password for invalid user {user} from 10.0.0.{i} port 22{i} ssh2" for i, user in
+             enumerate(["root", "admin", "oracle", "test"])]
+    assert len({fingerprint(t).key for t in lines}) == 4  # keys alone split them
+    assert group(lines) == [0, 0, 0, 0]
+
+
+def test_retries_with_another_service_name_are_one_error() -> None:
+    lines = [f"deploy failed: could not reach service {name} on the staging cluster after retries"
+             for name in ("billing", "search", "checkout")]
+    assert group(lines) == [0, 0, 0]
+
+
+def test_lines_of_different_length_never_join() -> None:
+    assert group(["session opened for user root by cron", "session opened for user root"]) == [0, 1]
+
+
+def test_anchored_errors_are_not_joined_by_similarity() -> None:
+    a = "ModuleNotFoundError: No module named 'requests_toolbelt_alpha'"
+    b = "ModuleNotFoundError: No module named 'requests_toolbelt_beta'"
+    assert fingerprint(a).kind == "python"
+    assert group([a, b]) == [0, 1]
+
+
+def test_the_second_stage_can_be_switched_off() -> None:
+    lines = [f"Failed password for {u} from 10.0.0.1 port 22 ssh2" for u in ("root", "admin")]
+    assert group(lines, similarity=2.0) == [0, 1]
+    assert 0.5 <= SIMILARITY <= 1.0 and MIN_TOKENS >= 2
+
+
+def test_general_value_classes_are_masked_in_log_lines() -> None:
+    same = [
+        ("Took 19.84 seconds to spawn the instance", "Took 2.1 seconds to spawn the instance"),
+        ("stored block (estimated size 17.0 KB, free 3.0 GB)", "stored block (estimated size 2 MB, free 1 GB)"),
+        ('acquire lock tag="View Lock" name=com.android.systemui', 'acquire lock tag="RILJ" name=com.android.phone'),
+        ("connection from 10.0.0.1 () at noon", "connection from 10.0.0.2 (host.example.com) at noon"),
+    ]
+    for a, b in same:
+        assert fingerprint(a).key == fingerprint(b).key, (a, b)
+    assert fingerprint("query failed: ORA-00942").key != fingerprint("query failed: ORA-01017").key
+
+
+def test_groups_that_are_loops_on_their_own_are_not_joined() -> None:
+    opened = ["pam session opened for user root on the console terminal"] * 3
+    closed = ["pam session closed for user root on the console terminal"] * 3
+    assert group(opened + closed) == [0, 0, 0, 1, 1, 1]
+    assert group(opened + closed[:1]) == [0, 0, 0, 0]  # a lone variant joins (one side is small)
+    assert group(opened + closed, stable=10**9) == [0] * 6
+
+
+def test_lines_cut_at_the_key_cap_join_only_by_equal_keys() -> None:
+    head = "worker pool reported a failure while processing the batch " * 4
+    a, b = head + "alpha tail words here", head + "beta tail words here"
+    assert fingerprint(a).key.split("~")[0] == fingerprint(b).key.split("~")[0]
+    assert group([a, b]) == [0, 1]
+
+
+words = st.lists(st.sampled_from(["deploy", "step", "failed", "while", "running", "job", "on", "node", "the"]),
+                 min_size=6, max_size=14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words, st.integers(0, 13), st.sampled_from(["E{:04d}", "ORA-{:05d}", "ERR_CODE_{}", "HTTP_{}_X"]),
+       st.integers(0, 9999), st.integers(0, 9999))
+def test_lines_that_differ_only_in_an_anchor_never_join(
+    base: list[str], at: int, form: str, a: int, b: int
+) -> None:
+    if a == b:
+        return
+    at = min(at, len(base))
+    first = " ".join([*base[:at], form.format(a), *base[at:]])
+    second = " ".join([*base[:at], form.format(b), *base[at:]])
+    assert group([first, second]) == [0, 1]
