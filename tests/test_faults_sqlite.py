@@ -199,7 +199,7 @@ def test_a_database_that_cannot_be_opened_at_all_stops_start_up_with_one_clear_l
     done = subprocess.run([sys.executable, "-m", "vlk_memact", "summary"], env=server_env(db_file),
                           preexec_fn=without_permission_override, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.splitlines()[-1].startswith(f"Error: Cannot open the database {db_file} ("), done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"Error: vlk-memact could not open SQLite database {db_file} ("), done.stderr
     assert "Traceback" not in done.stderr
 
 

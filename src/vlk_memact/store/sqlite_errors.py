@@ -86,7 +86,7 @@ def sqlite_error(exc: sqlite3.Error, target: str, doing: str) -> StoreError:
         )
     if code == SQLITE_CANTOPEN:
         return DatabaseIOError(
-            f"Cannot open the database {path} ({detail}); check that its directory exists and that user "
+            f"vlk-memact could not open SQLite database {path} ({detail}); check that its directory exists and that user "
             f"{_user()} may read and write both, or point DATABASE_URL at another file."
         )
     if code == SQLITE_IOERR:
