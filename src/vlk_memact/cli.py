@@ -94,6 +94,15 @@ def _parser() -> argparse.ArgumentParser:
     from .hosts.commands import register as register_hosts  # hook, install, uninstall
 
     register_hosts(sub)
+
+    ui = sub.add_parser("ui", help="serve a local web viewer (prints its URL, with a one-time token, on stdout)")
+    ui.add_argument("--port", type=int, default=0, help="port (default: any free one)")
+    ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
+    ui.add_argument("--allow-write", action="store_true", help="offer revoking constraints (otherwise read-only)")
+    ui.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    ui.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (the token stays required)")
+    ui.add_argument("--allowed-host", action="append", default=[], help="a further Host name to answer to (repeatable)")
+    ui.add_argument("--tenant", default="local", help="the tenant to show (default: %(default)s)")
     return parser
 
 
@@ -129,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)
+            if args.command == "ui":
+                from .viewer import serve_ui
+
+                serve_ui(memory.for_tenant(args.tenant), host=args.host, port=args.port, allow_write=args.allow_write,
+                         allow_remote=args.allow_remote, extra_hosts=tuple(args.allowed_host), open_browser=args.open)
+                return 0
             text = _one_call(memory, args)
             if text:
                 print(text)

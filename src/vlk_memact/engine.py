@@ -95,6 +95,12 @@ class Memory:
             self._tenants[tenant] = view
         return view
 
+    def for_project(self, project: str) -> Memory:
+        """The same store and tenant seen from another project (the viewer browses every project)."""
+        if project == self.project:
+            return self
+        return Memory(settings=self.settings, store=self.store, project=project, tenant=self.tenant)
+
     def _key(self, session_id: Any) -> SessionKey:
         if self.default_session and (session_id is None or (isinstance(session_id, str) and not session_id.strip())):
             session_id = self.default_session
@@ -354,37 +360,34 @@ class Memory:
         key = self._key(session_id)
         budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.write() as tx:
-            present = self._refresh_fingerprints(tx, tx.slots(key, TemporalState.PRESENT))
-            loops = self._intercept_loops(tx, key, present)
-            archived = {i for loop in loops for i in loop.archived_ids}
-            present = [s for s in present if s.id not in archived]
+            pipeline = self._pipeline(tx, key, logging.INFO)
+        return _context_result(key, budget, *pipeline)
+
+    def preview_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
+        """What fetch_context would return now, by the same pipeline in a transaction that is rolled back."""
+        key = self._key(session_id)
+        budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
+        with self.store.dry_run() as tx:
+            pipeline = self._pipeline(tx, key, logging.DEBUG)
+        return _context_result(key, budget, *pipeline)
+
+    def _pipeline(
+        self, tx: Transaction, key: SessionKey, level: int
+    ) -> tuple[list[Slot], list[Slot], list[Conflict], list[LoopReport], list[MergeReport]]:
+        """(constraints, PRESENT slots, conflicts, loops, merges) after the pipeline ran in tx."""
+        present = self._refresh_fingerprints(tx, tx.slots(key, TemporalState.PRESENT), level)
+        loops = self._intercept_loops(tx, key, present, level)
+        archived = {i for loop in loops for i in loop.archived_ids}
+        present = [s for s in present if s.id not in archived]
+        constraints = tx.visible_constraints(key)
+        conflicts = find_conflicts(constraints)
+        merges = self._consolidate(tx, key, constraints, conflicts, level)
+        if merges:
             constraints = tx.visible_constraints(key)
             conflicts = find_conflicts(constraints)
-            merges = self._consolidate(tx, key, constraints, conflicts)
-            if merges:
-                constraints = tx.visible_constraints(key)
-                conflicts = find_conflicts(constraints)
-        live_keys = {k for s in present for k in s.fingerprint_keys}
-        rendered = render_context(
-            key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
-        )
-        return ContextResult(
-            session_id=key.session,
-            project=key.project,
-            text=rendered.text,
-            tokens=estimate_tokens(rendered.text),
-            max_tokens=budget,
-            constraint_ids=rendered.constraint_ids,
-            present_ids=rendered.present_ids,
-            omitted_constraint_ids=rendered.omitted_constraint_ids,
-            omitted_present_ids=rendered.omitted_present_ids,
-            loops=loops,
-            merges=merges,
-            conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
-            tokens_saved=sum(loop.tokens_saved for loop in loops),
-        )
+        return constraints, present, conflicts, loops, merges
 
-    def _refresh_fingerprints(self, tx: Transaction, present: list[Slot]) -> list[Slot]:
+    def _refresh_fingerprints(self, tx: Transaction, present: list[Slot], level: int) -> list[Slot]:
         """Re-fingerprint PRESENT slots stored by an older algorithm, so grouping never mixes versions."""
         stale = [s for s in present if s.fingerprint_version != FINGERPRINT_VERSION and s.raw_log is not None]
         if not stale:
@@ -397,10 +400,12 @@ class Memory:
             fresh[slot.id] = replace(slot, fingerprint=fp.key, fingerprint_keys=fp.keys,
                                      fingerprint_version=FINGERPRINT_VERSION)
         tx.update_fingerprints(updates)
-        log.info("Re-fingerprinted %d PRESENT slots to algorithm version %d", len(stale), FINGERPRINT_VERSION)
+        log.log(level, "Re-fingerprinted %d PRESENT slots to algorithm version %d", len(stale), FINGERPRINT_VERSION)
         return [fresh.get(s.id, s) for s in present]
 
-    def _intercept_loops(self, tx: Transaction, key: SessionKey, present: list[Slot]) -> list[LoopReport]:
+    def _intercept_loops(
+        self, tx: Transaction, key: SessionKey, present: list[Slot], level: int
+    ) -> list[LoopReport]:
         groups = detect_loops(present, self.settings.loop_threshold)
         if not groups:
             return []
@@ -435,7 +440,7 @@ class Memory:
             tx.link(anchor.id, superseded, "merged")
             anchors = [a for a in anchors if a.id not in superseded] + [anchor]
             saved = _tokens_of(by_id[i] for i in moved)
-            log.info("[AUTO-INTERCEPT] Session %r: archived %d looped slots (%s), ~%d tokens saved, anchor #%d",
+            log.log(level, "[AUTO-INTERCEPT] Session %r: archived %d looped slots (%s), ~%d tokens saved, anchor #%d",
                      key.session, len(moved), group.method, saved, anchor.id)
             reports.append(
                 LoopReport(anchor.id, group.method, len(group.slot_ids), moved, group.signature, saved, superseded)
@@ -443,7 +448,7 @@ class Memory:
         return reports
 
     def _consolidate(
-        self, tx: Transaction, key: SessionKey, constraints: list[Slot], conflicts: list[Conflict]
+        self, tx: Transaction, key: SessionKey, constraints: list[Slot], conflicts: list[Conflict], level: int
     ) -> list[MergeReport]:
         # Conflicting constraints stay apart so that the agent can still revoke one of them.
         keep_apart = {i for c in conflicts for i in (c.first_id, c.second_id)}
@@ -466,7 +471,7 @@ class Memory:
             )
             retired = tx.retire(key.tenant, plan.merged_ids, TemporalState.FUTURE, Retired.CONSOLIDATED, merged.id)
             tx.link(merged.id, retired, "merged")
-            log.info("[CONSOLIDATE] Session %r: merged %d %s constraints into #%d (%d distinct lessons, %d kept)",
+            log.log(level, "[CONSOLIDATE] Session %r: merged %d %s constraints into #%d (%d distinct lessons, %d kept)",
                      key.session, len(retired), plan.constraint_type.value, merged.id, plan.total, len(plan.lessons))
             reports.append(
                 MergeReport(
@@ -505,6 +510,32 @@ class Memory:
         log.info("Maintenance: pruned %d PAST slots and %d contents", slots, contents)
         return MaintenanceResult(slots, contents, self.settings.retention_days,
                                  self.settings.retention_past_per_session, vacuum)
+
+
+def _context_result(
+    key: SessionKey, budget: int, constraints: list[Slot], present: list[Slot], conflicts: list[Conflict],
+    loops: list[LoopReport], merges: list[MergeReport],
+) -> ContextResult:
+    """Render the pipeline's outcome within the budget (outside the transaction: rendering is pure)."""
+    live_keys = {k for s in present for k in s.fingerprint_keys}
+    rendered = render_context(
+        key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
+    )
+    return ContextResult(
+        session_id=key.session,
+        project=key.project,
+        text=rendered.text,
+        tokens=estimate_tokens(rendered.text),
+        max_tokens=budget,
+        constraint_ids=rendered.constraint_ids,
+        present_ids=rendered.present_ids,
+        omitted_constraint_ids=rendered.omitted_constraint_ids,
+        omitted_present_ids=rendered.omitted_present_ids,
+        loops=loops,
+        merges=merges,
+        conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
+        tokens_saved=sum(loop.tokens_saved for loop in loops),
+    )
 
 
 def view(slot: Slot) -> SlotView:

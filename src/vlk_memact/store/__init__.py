@@ -11,7 +11,17 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..errors import ConfigError
-from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..model import (
+    HostCall,
+    NewHostCall,
+    NewSlot,
+    Retired,
+    Saving,
+    SessionKey,
+    SessionOverview,
+    Slot,
+    TemporalState,
+)
 
 
 class Transaction(Protocol):
@@ -113,6 +123,33 @@ class Transaction(Protocol):
     def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
         """Replace the session's injected item keys."""
 
+    # ---- reads for browsing the memory (the viewer); implemented in store/*_browse.py ----
+
+    def projects(self, tenant: str) -> list[tuple[str, int]]:
+        """(project, number of sessions) of the tenant, the most recently written to first (index only)."""
+
+    def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
+        """The limit most recently written-to sessions of the tenant (and project), with their counts."""
+
+    def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
+        """Up to limit slots of a session with sequence_order below `before` (None: any), newest first."""
+
+    def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
+        """The slots of the tenant among ids, whatever their session, by id."""
+
+    def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+        """(constraint id, source id, relation) of these constraints' provenance links."""
+
+    def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
+        """Slots of any session of the tenant (and project) containing query, as search() matches, newest first."""
+
+    def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
+        """The newest limit loop anchors and time-travel lessons that archived slots, with what they
+        archived, oldest first."""
+
+    def change_marker(self, tenant: str) -> tuple[int, int]:
+        """Changes whenever the tenant's memory does: (highest slot id, number of FUTURE slots); indexed."""
+
 
 class Store(Protocol):
     """A database holding the timeline; safe to share between threads."""
@@ -124,6 +161,9 @@ class Store(Protocol):
 
     def read(self) -> AbstractContextManager[Transaction]:
         """A read-only transaction over one consistent snapshot."""
+
+    def dry_run(self) -> AbstractContextManager[Transaction]:
+        """A write transaction that is always rolled back and leaves no trace, the ids it used included."""
 
     def optimize(self, vacuum: bool) -> None:
         """Give freed space back: checkpoint and, with vacuum, rebuild the file (outside any transaction)."""

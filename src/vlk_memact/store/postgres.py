@@ -45,6 +45,7 @@ try:
 except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
+from .postgres_browse import PostgresBrowse
 from .postgres_errors import is_connection_error, postgres_error, server_of
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
 from .rows import SLOT_COLUMNS, slot_from_row
@@ -194,6 +195,39 @@ class PostgresStore:
         """A REPEATABLE READ READ ONLY transaction: one snapshot, no lock, never blocks writers."""
         yield from self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
 
+    @contextmanager
+    def dry_run(self) -> Iterator[_PostgresTx]:
+        """A write transaction (write lock held) that is rolled back, identity counters included.
+
+        Identity sequences are not transactional, so the ids an insert used are given back by setval
+        before the ROLLBACK, while the write lock still keeps every other writer out: the next real
+        transaction gets the very ids the dry run showed.
+        """
+        conn = self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
+        try:
+            counters = [
+                (name, last)
+                for (name,) in conn.execute(
+                    "SELECT pg_get_serial_sequence(t, 'id') FROM unnest(%s::text[]) AS t",
+                    (["agent_timeline", "memory_contents"],),
+                ).fetchall()
+                for (last,) in conn.execute("SELECT pg_sequence_last_value(%s::regclass)", (name,)).fetchall()
+            ]
+            try:
+                yield _PostgresTx(conn)
+            except psycopg.Error as exc:
+                raise StoreError(f"database operation failed: {exc}") from exc
+            finally:
+                try:
+                    for name, last in counters:
+                        conn.execute("SELECT setval(%s::regclass, %s, %s)",
+                                     (name, last if last is not None else 1, last is not None))
+                except psycopg.Error:
+                    pass  # the body failed and aborted the transaction: ids have a gap, as after any error
+                _rollback(conn)
+        finally:
+            self._pool.putconn(conn)
+
     def _transaction(self, begin: str, lock: bool) -> Iterator[_PostgresTx]:
         doing = "write" if lock else "read"
         conn = self._begin(begin, lock)
@@ -292,7 +326,7 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
         pass  # a broken connection: the pool discards it on putconn
 
 
-class _PostgresTx:
+class _PostgresTx(PostgresBrowse):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

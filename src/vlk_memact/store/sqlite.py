@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, quote
 from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
+from .sqlite_browse import SqliteBrowse
 from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
@@ -238,6 +239,19 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise self._fault(exc, doing) from exc
 
+    @contextmanager
+    def dry_run(self) -> Iterator[_SqliteTx]:
+        """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
+        with self._lock:
+            conn = self._connection(writing=True)
+            self._begin(conn, "BEGIN IMMEDIATE", "write")
+            try:
+                yield _SqliteTx(conn)
+            except sqlite3.Error as exc:
+                raise self._fault(exc, "write") from exc
+            finally:
+                _rollback(conn)
+
     def _run(self, conn: sqlite3.Connection, doing: str) -> Iterator[_SqliteTx]:
         try:
             yield _SqliteTx(conn)
@@ -322,7 +336,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 REOPEN_AFTER = (ReadOnlyDatabase, DatabaseCorrupt, DatabaseIOError)
 
 
-class _SqliteTx:
+class _SqliteTx(SqliteBrowse):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:

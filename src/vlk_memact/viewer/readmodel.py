@@ -1,0 +1,141 @@
+"""What each page shows, read from one store snapshot per page; no HTML here.
+
+Reads go through the store's read transactions (as export does); the only write, revoke, and the
+context preview go through Memory, the same calls the MCP tools make.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .. import inputs
+from ..conflicts import find_conflicts
+from ..engine import Memory
+from ..model import Conflict, Origin, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..render import CHARS_PER_TOKEN
+
+TIMELINE_PAGE = 300  # slots per timeline page, newest page first
+SEARCH_LIMIT = 100
+CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
+MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
+
+
+def tokens(chars: int) -> int:
+    """The one estimator (ceil(characters / 3.8)), for characters summed in SQL."""
+    return math.ceil(chars / CHARS_PER_TOKEN) if chars else 0
+
+
+@dataclass(frozen=True)
+class Overview:
+    projects: list[tuple[str, int]]  # (project, sessions), most recently written to first
+    sessions: list[SessionOverview]
+    total_sessions: int
+    savings: list[Saving]
+
+
+def overview(memory: Memory, project: str | None, limit: int) -> Overview:
+    """The most recently active sessions of the tenant (of one project if given), and the chart's data."""
+    with memory.store.read() as tx:
+        projects = tx.projects(memory.tenant)
+        sessions = tx.sessions(memory.tenant, project, limit)
+        savings = tx.savings(memory.tenant, project, None, CHART_LIMIT)
+    total = sum(n for name, n in projects if project is None or name == project)
+    return Overview(projects, sessions, total, savings)
+
+
+@dataclass(frozen=True)
+class Card:
+    """A constraint with what it came from: a loop anchor, a lesson or a consolidation."""
+
+    constraint: Slot
+    archived: list[Slot] = field(default_factory=list)  # slots it was learned from (any session)
+    merged: list[Slot] = field(default_factory=list)  # constraints it replaced
+    tokens_saved: int = 0
+
+
+@dataclass(frozen=True)
+class Timeline:
+    key: SessionKey
+    slots: list[Slot]  # oldest first
+    cards: dict[int, Card]  # constraint id -> its card
+    older: int | None  # sequence number to pass as `before` for the previous page, None if none
+    present: int
+    past: int
+    future: int
+    savings: list[Saving]
+    successors: dict[int, Slot]  # retired_by ids outside this page, by id
+
+
+def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
+    """One page of a session in sequence order, with every constraint's provenance resolved."""
+    with memory.store.read() as tx:
+        newest_first = tx.page(key, before, TIMELINE_PAGE + 1)
+        page = newest_first[:TIMELINE_PAGE]
+        constraints = [s for s in page if s.origin is not Origin.RECORD]
+        links = tx.links([c.id for c in constraints])
+        wanted = {source for _, source, _ in links} | {s.retired_by for s in page if s.retired_by}
+        linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted(wanted))}
+        counts = tx.counts(key)
+        savings = tx.savings(key.tenant, key.project, key.session, CHART_LIMIT)
+    archived: dict[int, list[Slot]] = defaultdict(list)
+    merged: dict[int, list[Slot]] = defaultdict(list)
+    for constraint_id, source, relation in links:
+        if source in linked:
+            (archived if relation == "archived" else merged)[constraint_id].append(linked[source])
+    cards = {}
+    for c in constraints:
+        own = [s for s in archived[c.id] if s.retired_by == c.id]
+        cards[c.id] = Card(c, archived[c.id], merged[c.id], tokens(sum(len(s.raw_log or "") for s in own)))
+    older = page[-1].sequence_order if len(newest_first) > TIMELINE_PAGE else None
+    return Timeline(
+        key=key,
+        slots=list(reversed(page)),
+        cards=cards,
+        older=older,
+        present=counts.get(TemporalState.PRESENT, (0, 0))[0],
+        past=counts.get(TemporalState.PAST, (0, 0))[0],
+        future=counts.get(TemporalState.FUTURE, (0, 0))[0],
+        savings=savings,
+        successors=linked,
+    )
+
+
+@dataclass(frozen=True)
+class Lessons:
+    key: SessionKey
+    constraints: list[Slot]  # most fired first, then newest
+    conflicts: dict[int, list[Conflict]]  # constraint id -> the conflicts it is part of
+    sources: dict[int, list[Slot]]  # constraint id -> slots it was learned from
+
+
+def lessons(memory: Memory, key: SessionKey) -> Lessons:
+    """The active constraints the session sees (its own, its project's, global), conflicts flagged."""
+    with memory.store.read() as tx:
+        constraints = tx.visible_constraints(key)
+        links = tx.links([c.id for c in constraints])
+        linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted({s for _, s, r in links if r == "archived"}))}
+    found = find_conflicts(constraints)  # the same detection the context's conflict block uses
+    by_id: dict[int, list[Conflict]] = defaultdict(list)
+    for conflict in found:
+        by_id[conflict.first_id].append(conflict)
+        by_id[conflict.second_id].append(conflict)
+    sources: dict[int, list[Slot]] = defaultdict(list)
+    for constraint_id, source, relation in links:
+        if relation == "archived" and source in linked:
+            sources[constraint_id].append(linked[source])
+    ordered = sorted(constraints, key=lambda c: (max(c.last_fired_at or "", c.created_at), c.id), reverse=True)
+    ordered.sort(key=lambda c: -c.fire_count)
+    return Lessons(key, ordered, dict(by_id), dict(sources))
+
+
+def search(memory: Memory, query: str, project: str | None, session: str | None) -> list[Slot]:
+    """Search one session (the tool's search) or every session of the tenant, newest first."""
+    text = inputs.query(query)
+    if session is not None and project is not None:
+        key = SessionKey(memory.tenant, project, inputs.session_id(session))
+        with memory.store.read() as tx:
+            return tx.search(key, text, SEARCH_LIMIT)
+    with memory.store.read() as tx:
+        return tx.search_tenant(memory.tenant, project, text, SEARCH_LIMIT)

@@ -1,0 +1,94 @@
+"""The store's browsing reads (the viewer's queries), on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from vlk_memact import Memory
+from vlk_memact.model import SessionKey
+
+LOOPING = "TypeError: cannot read properties of undefined (reading 'id') at handler (/srv/app.js:{line}:7)"
+
+
+def _seed(memory: Memory) -> dict[str, int]:
+    other = memory.for_project("other-project")
+    ids = [memory.record_state(raw_log=LOOPING.format(line=10 + i), session_id="looping").timeline_id
+           for i in range(3)]
+    anchor = memory.fetch_context(session_id="looping").loops[0].anchor_id
+    quiet = memory.record_state(raw_log="warning: Needle in the Haystack", session_id="quiet").timeline_id
+    lesson = memory.time_travel(target_timeline_ids=[quiet], learning="Pin the needle.", raw_log_excerpt="needle",
+                                session_id="quiet").constraint_id
+    other.record_state(raw_log="needle elsewhere", session_id="far")
+    memory.for_tenant("someone-else").record_state(raw_log="needle of another tenant", session_id="hidden")
+    return {"first": ids[0], "anchor": anchor, "quiet": quiet, "lesson": lesson}
+
+
+def test_sessions_count_every_state_newest_first_and_stay_in_the_tenant(memory: Memory) -> None:
+    seeded = _seed(memory)
+    with memory.store.read() as tx:
+        sessions = tx.sessions("local", None, 100)
+        first_two = tx.sessions("local", None, 2)
+        one_project = tx.sessions("local", "test-project", 100)
+        projects = tx.projects("local")
+    assert first_two == sessions[:2]
+    assert one_project == sessions[1:]
+    assert projects == [("other-project", 1), ("test-project", 2)]
+    assert [(s.project, s.session_id) for s in sessions] == [
+        ("other-project", "far"), ("test-project", "quiet"), ("test-project", "looping")]
+    looping = sessions[2]
+    assert (looping.present, looping.past, looping.future, looping.loops) == (0, 3, 1, 1)
+    chars = sum(len(LOOPING.format(line=10 + i)) for i in range(3))
+    assert looping.archived_chars == chars
+    assert looping.first_at <= looping.last_at
+    quiet = sessions[1]
+    assert (quiet.present, quiet.past, quiet.future, quiet.loops) == (0, 1, 1, 0)
+    with memory.store.read() as tx:
+        savings = tx.savings("local", None, None, 100)
+        only_quiet = tx.savings("local", "test-project", "quiet", 100)
+        newest = tx.savings("local", None, None, 1)
+    assert [(s.constraint_id, s.origin, s.archived, s.archived_chars) for s in savings] == [
+        (seeded["anchor"], "anchor", 3, chars), (seeded["lesson"], "lesson", 1, len("warning: Needle in the Haystack"))]
+    assert [s.constraint_id for s in only_quiet] == [seeded["lesson"]]
+    assert newest == savings[1:]
+
+
+def test_pages_links_and_slots_by_id_across_sessions(memory: Memory) -> None:
+    seeded = _seed(memory)
+    key = SessionKey("local", "test-project", "looping")
+    with memory.store.read() as tx:
+        newest = tx.page(key, None, 2)
+        older = tx.page(key, newest[-1].sequence_order, 10)
+        links = tx.links([seeded["anchor"], seeded["lesson"]])
+        found = tx.tenant_slots("local", [seeded["first"], seeded["quiet"], 10**9])
+        foreign = tx.tenant_slots("someone-else", [seeded["first"]])
+    assert [s.sequence_order for s in newest] == [4, 3]
+    assert [s.sequence_order for s in older] == [2, 1]
+    assert (seeded["anchor"], seeded["first"], "archived") in links
+    assert (seeded["lesson"], seeded["quiet"], "archived") in links
+    assert [s.id for s in found] == [seeded["first"], seeded["quiet"]]
+    assert {s.session_id for s in found} == {"looping", "quiet"}
+    assert foreign == []
+
+
+def test_tenant_search_is_literal_case_insensitive_and_confined(memory: Memory) -> None:
+    _seed(memory)
+    with memory.store.read() as tx:
+        everywhere = tx.search_tenant("local", None, "NEEDLE", 50)
+        one_project = tx.search_tenant("local", "test-project", "needle", 50)
+        wildcard = tx.search_tenant("local", None, "%", 50)
+    assert {(s.project, s.session_id) for s in everywhere} == {("other-project", "far"), ("test-project", "quiet")}
+    assert all(s.project == "test-project" for s in one_project) and one_project
+    assert wildcard == []
+
+
+def test_the_change_marker_moves_on_every_write_and_on_revoke(memory: Memory) -> None:
+    seeded = _seed(memory)
+    with memory.store.read() as tx:
+        first = tx.change_marker("local")
+    memory.revoke_future(timeline_id=seeded["lesson"], session_id="quiet")
+    with memory.store.read() as tx:
+        after_revoke = tx.change_marker("local")
+    memory.record_state(raw_log="new", session_id="quiet")
+    with memory.store.read() as tx:
+        after_record = tx.change_marker("local")
+        other_tenant = tx.change_marker("nobody")
+    assert first != after_revoke != after_record
+    assert other_tenant == (0, 0)

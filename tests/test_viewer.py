@@ -1,0 +1,400 @@
+"""`vlk-memact ui` through Starlette's test client, on SQLite and PostgreSQL: every page, its escaping,
+and the guard (token, cookie, Host, Origin, CSRF, read-only by default)."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from starlette.testclient import TestClient
+from viewer_seed import HOSTILE_SESSION, INFRA, MAIN, PG_ERROR, SHOP, Seeded, seed
+
+from vlk_memact import Memory
+from vlk_memact.viewer import build_app, readmodel
+from vlk_memact.viewer.app import describe_database
+
+PORT = 48213  # never bound: the test client talks to the app in-process
+BASE = f"http://127.0.0.1:{PORT}"
+MAIN_QUERY = urlencode({"project": SHOP, "session": MAIN})
+
+
+@dataclass
+class Site:
+    client: TestClient
+    seeded: Seeded
+    memory: Memory
+    csrf: str
+    token: str
+
+
+def _site(memory: Memory, allow_write: bool) -> Site:
+    seeded = seed(memory)
+    viewer = build_app(memory, port=PORT, allow_write=allow_write)
+    client = TestClient(viewer.app, base_url=BASE)
+    assert client.get("/?token=" + viewer.secrets.token).status_code == 200
+    return Site(client, seeded, memory, viewer.secrets.csrf, viewer.secrets.token)
+
+
+@pytest.fixture
+def site(memory: Memory) -> Iterator[Site]:
+    yield _site(memory, allow_write=False)
+
+
+@pytest.fixture
+def writable(memory: Memory) -> Iterator[Site]:
+    yield _site(memory, allow_write=True)
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, as a browser's tokenizer would see them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def elements(page: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = Elements()
+    parser.feed(page)
+    return parser.tags
+
+
+def pre_text(page: str, element_id: str) -> str:
+    match = re.search(rf'<pre[^>]*id="{element_id}"[^>]*>(.*?)</pre>', page, re.S)
+    assert match, element_id
+    return html.unescape(match.group(1))
+
+
+PAGES = ["/", f"/session?{MAIN_QUERY}", f"/lessons?{MAIN_QUERY}", f"/context?{MAIN_QUERY}",
+         "/search?q=pwned", f"/search?q=npm&{MAIN_QUERY}",
+         "/session?" + urlencode({"project": SHOP, "session": HOSTILE_SESSION}), f"/?project={SHOP}"]
+
+
+# ---- the pages ----
+
+
+def test_sessions_are_listed_newest_first_with_their_counts_and_filter_by_project(site: Site) -> None:
+    page = site.client.get("/").text
+    order = [page.index(html.escape(name)) for name in ("plan-vpc", "add-payment-webhook", MAIN)]
+    assert order == sorted(order)
+    row = re.search(r"fix-checkout-total</a></td>(.*?)</tr>", page, re.S)
+    assert row
+    numbers = re.findall(r'class="num[^"]*">(?:<span class="badge loop">)?([\d,]+)', row.group(1))
+    overview = next(s for s in readmodel.overview(site.memory, None, 50).sessions if s.session_id == MAIN)
+    assert numbers == [str(overview.present), str(overview.past), str(overview.future), "1",
+                       f"{readmodel.tokens(overview.archived_chars):,}"]
+    assert overview.loops == 1 and overview.past >= 3
+    assert '<svg class="chart"' in page and 'class="bar"' in page
+    only_infra = site.client.get("/?" + urlencode({"project": INFRA})).text
+    assert "plan-vpc" in only_infra and MAIN not in only_infra
+
+
+def test_the_timeline_puts_each_slot_in_its_lane_in_sequence_order(site: Site) -> None:
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    rows = re.findall(r'<li class="row" id="slot-(\d+)">\s*<span class="seq"[^>]*>(\d+)</span>\s*'
+                      r'<div class="lane lane-(\w+)">', page)
+    history = {s.id: s for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots}
+    assert [int(seq) for _, seq, _ in rows] == sorted(s.sequence_order for s in history.values())
+    for slot_id, _, lane in rows:
+        assert lane == history[int(slot_id)].temporal_state.lower()
+
+
+def test_a_loop_is_one_card_with_its_anchor_evidence_and_archived_slots(site: Site) -> None:
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    anchor = site.seeded.anchor_id
+    card = page[page.index(f'id="card-{anchor}"'):]
+    card = card[: card.index("</details>\n</div>") if "</details>\n</div>" in card else len(card)]
+    assert "Loop anchor" in card and "[SYSTEM ANCHOR] Loop detected" in card
+    assert '<pre class="evidence">' in card and "unsupported operand type(s)" in card
+    archived = [s for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
+                if s.retired_by == anchor]
+    assert len(archived) == 3
+    for slot in archived:
+        assert f'href="#slot-{slot.id}"' in card
+        assert f'archived by loop\ninto <a href="#slot-{anchor}">#{anchor}</a>' in re.sub(r"\n\s+", "\n", page)
+    assert "slot(s) archived" in card and "tokens saved" in card
+
+
+def test_revocations_and_consolidations_are_shown_as_what_they_are(memory: Memory) -> None:
+    site = _site(memory, allow_write=False)
+    shop = memory.for_project(SHOP)
+    for i in range(6):
+        slot = shop.record_state(raw_log=f"E{i}: build step {i} failed", session_id="merging")
+        shop.time_travel(target_timeline_ids=[slot.timeline_id], learning=f"Run step {i} with --clean.",
+                         raw_log_excerpt=f"E{i}", session_id="merging", scope="session")
+    merged = shop.fetch_context(session_id="merging").merges
+    assert merged
+    page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "merging"})).text
+    flat = re.sub(r"\s+", " ", page)
+    target = merged[0].consolidated_id
+    assert f'id="card-{target}"' in page and "Consolidated" in page
+    for retired in merged[0].merged_ids:
+        assert f'<a href="#slot-{retired}">#{retired}</a>' in flat  # listed in the consolidated card
+    assert f'consolidated into <a href="#slot-{target}">#{target}</a>' in flat
+    main = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
+    freeze = main[main.index(f'id="card-{site.seeded.revoked_id}"'):][:1500]
+    assert "revoked" in freeze and "active" not in freeze.split("</summary>")[0]
+
+
+def test_lessons_show_scope_type_fires_and_conflicts_and_no_revoke_when_read_only(site: Site) -> None:
+    page = site.client.get(f"/lessons?{MAIN_QUERY}").text
+    first, second = site.seeded.conflict_ids
+    assert f'id="lesson-{first}"' in page and f'id="lesson-{second}"' in page
+    assert f"Conflicts with #{second}" in page and f"Conflicts with #{first}" in page
+    assert 'class="badge scope project"' in page and 'class="badge scope session"' in page
+    assert "DERIVED" in page and "fired 0×" in page
+    assert f'id="lesson-{site.seeded.revoked_id}"' not in page  # revoked: no longer active
+    assert 'action="/revoke"' not in page and ">Revoke</button>" not in page
+    assert "--allow-write" in page
+
+
+def test_recall_shows_fire_counts_on_the_lessons_page(site: Site) -> None:
+    shop = site.memory.for_project(SHOP)
+    recorded = shop.record_state(raw_log=PG_ERROR.format(port=5433), session_id="another")
+    assert [r.constraint_id for r in recorded.recalled] == [site.seeded.lesson_id]
+    page = site.client.get("/lessons?" + urlencode({"project": SHOP, "session": "another"})).text
+    item = page[page.index(f'id="lesson-{site.seeded.lesson_id}"'):][:1500]
+    assert "fired 1×, last 20" in item
+    assert f"in <a href=\"/session?{html.escape(MAIN_QUERY)}\">{MAIN}</a>" in item
+
+
+def test_the_context_page_is_the_next_fetch_and_changes_nothing(site: Site) -> None:
+    shop = site.memory.for_project(SHOP)
+    for line in (1, 2, 3):  # a new loop: the dry run must show it intercepted, without archiving it
+        shop.record_state(raw_log=f"ERROR: relation \"orders\" does not exist at character {line}", session_id=MAIN)
+    with site.memory.store.read() as tx:
+        before = list(tx.dump(None, None, None))
+    page = site.client.get(f"/context?{MAIN_QUERY}&max_tokens=3000").text
+    with site.memory.store.read() as tx:
+        assert list(tx.dump(None, None, None)) == before
+    shown = pre_text(page, "context-text")
+    assert "intercepted a loop of 3" in shown and "The next real fetch will also change the memory" in page
+    real = shop.fetch_context(session_id=MAIN, max_tokens=3000)
+    assert shown == real.text
+    assert f"<strong>{real.tokens:,}</strong> of 3,000 tokens used" in page
+
+
+def test_search_finds_archived_slots_and_links_into_the_timeline(site: Site) -> None:
+    page = site.client.get("/search?q=DECIMAL").text
+    history = site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
+    archived = [s for s in history if s.retired_reason == "loop"]
+    for slot in archived:  # the page of the timeline that holds the slot, scrolled to it
+        link = re.search(rf'href="(/session\?{re.escape(html.escape(MAIN_QUERY))}&amp;before=\d+)#slot-{slot.id}"',
+                         page)
+        assert link, slot.id
+        assert f'id="slot-{slot.id}"' in site.client.get(html.unescape(link.group(1))).text
+    scoped = site.client.get(f"/search?q=plan&{MAIN_QUERY}").text
+    assert "plan-vpc" not in scoped
+    nothing = site.client.get("/search?q=%25").text
+    assert "Nothing matches" in nothing
+
+
+def test_bad_parameters_get_a_clear_error_page(site: Site) -> None:
+    missing = site.client.get("/session")
+    assert missing.status_code == 400 and "needs a project and a session" in missing.text
+    assert site.client.get(f"/session?{MAIN_QUERY}&before=abc").status_code == 400
+    small = site.client.get(f"/context?{MAIN_QUERY}&max_tokens=5")
+    assert small.status_code == 400 and "max_tokens" in small.text
+    assert site.client.get("/nowhere").status_code == 404
+
+
+def test_timeline_pages_go_back_to_older_slots(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(readmodel, "TIMELINE_PAGE", 4)
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    older = re.search(r'href="(/session\?[^"]*before=(\d+))"', page)
+    assert older
+    previous = site.client.get(html.unescape(older.group(1))).text
+    seqs = [int(n) for n in re.findall(r'<span class="seq"[^>]*>(\d+)</span>', previous)]
+    assert seqs and max(seqs) < int(older.group(2))
+    assert f'href="/session?{html.escape(MAIN_QUERY)}">newest slots' in previous
+    # A search result deep in the session links to the page that holds it.
+    first_loop = min(s.id for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
+                     if s.retired_reason == "loop")
+    found = site.client.get("/search?q=Decimal").text
+    link = re.search(rf'href="([^"#]*)#slot-{first_loop}"', found)
+    assert link and f'id="slot-{first_loop}"' not in page
+    assert f'id="slot-{first_loop}"' in site.client.get(html.unescape(link.group(1))).text
+
+
+# ---- escaping: recorded text is data ----
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_recorded_markup_script_links_and_quotes_come_out_inert(site: Site, path: str) -> None:
+    response = site.client.get(path)
+    assert response.status_code == 200, response.text[:500]
+    page = response.text
+    tags = elements(page)
+    scripts = [attrs for tag, attrs in tags if tag == "script"]
+    assert scripts == [{"src": "/static/viewer.js", "defer": None}]
+    assert not [tag for tag, _ in tags if tag in ("img", "b", "iframe", "object", "embed")]
+    for tag, attrs in tags:
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        assert "style" not in attrs, (tag, attrs)
+        for name in ("href", "src", "action"):
+            value = (attrs.get(name) or "").strip().lower()
+            assert not value.startswith(("javascript:", "data:", "//", "http")), (tag, attrs)
+    assert "<script>window" not in page and 'onerror="' not in page
+
+
+def test_the_hostile_text_is_shown_escaped_not_dropped(site: Site) -> None:
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=&#34;window.__pwned=2&#34;&gt;" in page
+    home = site.client.get("/").text
+    assert html.escape(HOSTILE_SESSION, quote=True).replace("&quot;", "&#34;") in home
+
+
+# ---- the guard ----
+
+EVERY_ROUTE = ["/", f"/session?{MAIN_QUERY}", f"/lessons?{MAIN_QUERY}", f"/context?{MAIN_QUERY}", "/search?q=x",
+               "/events", "/static/viewer.js", "/static/viewer.css", "/favicon.ico", "/nowhere"]
+
+
+@pytest.mark.parametrize("path", EVERY_ROUTE)
+def test_every_route_needs_the_launch_token_or_its_cookie(site: Site, path: str) -> None:
+    stranger = TestClient(site.client.app, base_url=BASE)
+    response = stranger.get(path, follow_redirects=False)
+    assert response.status_code == 401
+    assert "vlk-memact ui" in response.text and "pwned" not in response.text
+    forged = stranger.get(path, follow_redirects=False, headers={"cookie": f"vlk_ui_{PORT}=guess"})
+    assert forged.status_code == 401
+    wrong = stranger.get(path + ("&" if "?" in path else "?") + "token=not-the-token", follow_redirects=False)
+    assert wrong.status_code == 401
+
+
+def test_the_token_becomes_an_httponly_strict_cookie_and_leaves_the_url(site: Site) -> None:
+    stranger = TestClient(site.client.app, base_url=BASE)
+    response = stranger.get(f"/session?{MAIN_QUERY}&token={site.token}", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/session?{MAIN_QUERY}"
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith(f"vlk_ui_{PORT}=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert site.token not in cookie
+    assert stranger.get(f"/session?{MAIN_QUERY}").status_code == 200
+    sneaky = stranger.get(f"//evil.example/?token={site.token}", follow_redirects=False)
+    assert sneaky.headers["location"].startswith("/") and not sneaky.headers["location"].startswith("//")
+
+
+@pytest.mark.parametrize("host", ["evil.example", f"evil.example:{PORT}", f"127.0.0.1:{PORT + 1}", "127.0.0.1"])
+def test_a_foreign_host_header_is_refused_even_with_the_cookie(site: Site, host: str) -> None:
+    response = site.client.get("/", headers={"host": host})
+    assert response.status_code == 421
+    assert site.client.get("/", headers={"host": f"localhost:{PORT}"}).status_code == 200
+
+
+def test_cross_origin_requests_are_refused(writable: Site) -> None:
+    target = writable.seeded.conflict_ids[0]
+    form = {"csrf": writable.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    for headers in ({"origin": "http://evil.example"}, {"origin": f"http://127.0.0.1:{PORT + 1}"}, {}):
+        response = writable.client.post("/revoke", data=form, headers=headers, follow_redirects=False)
+        assert response.status_code == 403, headers
+    assert writable.client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+    assert target in _active(writable)
+
+
+def _active(site: Site) -> list[int]:
+    from vlk_memact.model import SessionKey
+
+    with site.memory.store.read() as tx:
+        return [c.id for c in tx.visible_constraints(SessionKey("local", SHOP, MAIN))]
+
+
+def test_revoke_is_refused_by_a_read_only_viewer(site: Site) -> None:
+    target = site.seeded.conflict_ids[0]
+    form = {"csrf": site.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    response = site.client.post("/revoke", data=form, headers={"origin": BASE}, follow_redirects=False)
+    assert response.status_code == 403 and "read-only" in response.text
+    assert target in _active(site)
+
+
+def test_revoke_with_allow_write_needs_the_csrf_token_and_uses_the_engine(writable: Site) -> None:
+    target = writable.seeded.conflict_ids[0]
+    page = writable.client.get(f"/lessons?{MAIN_QUERY}").text
+    assert f'name="csrf" value="{writable.csrf}"' in page and 'action="/revoke"' in page
+    form = {"project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    for csrf in (None, "", "wrong"):
+        data = form if csrf is None else {**form, "csrf": csrf}
+        response = writable.client.post("/revoke", data=data, headers={"origin": BASE}, follow_redirects=False)
+        assert response.status_code == 403
+    assert target in _active(writable)
+    done = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers={"origin": BASE},
+                                follow_redirects=False)
+    assert done.status_code == 303
+    assert target not in _active(writable)
+    history = writable.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots
+    assert next(s for s in history if s.id == target).retired_reason == "revoked"
+    after = writable.client.get(done.headers["location"]).text
+    assert f"Constraint #{target} was revoked" in after
+    again = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers={"origin": BASE})
+    assert again.status_code == 404 and f"#{target}" in again.text
+
+
+@pytest.mark.parametrize("path", ["/", f"/session?{MAIN_QUERY}", "/static/viewer.js", "/nowhere"])
+def test_every_response_carries_a_strict_content_security_policy(site: Site, path: str) -> None:
+    stranger = TestClient(site.client.app, base_url=BASE)
+    for response in (site.client.get(path), stranger.get(path), site.client.get(path, headers={"host": "x"})):
+        policy = response.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe" not in policy
+        assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["cache-control"] == "no-store"
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert "access-control-allow-origin" not in response.headers
+
+
+def test_no_configuration_and_no_password_is_shown(memory: Memory) -> None:
+    site = _site(memory, allow_write=True)
+    for path in PAGES:
+        page = site.client.get(path).text
+        assert site.token not in page
+        assert "DATABASE_URL" not in page and "VLK_" not in page
+    assert describe_database("postgresql://admin:s3cret-pw@db.internal:5432/vlk?sslmode=require") == (
+        "PostgreSQL postgresql://admin:***@db.internal:5432/vlk?sslmode=require")
+    assert "s3cret" not in describe_database("postgresql://db/vlk?user=a&password=s3cret")
+
+
+def test_the_database_password_is_masked_on_postgres(postgres_url: str) -> None:
+    with_password = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:hunter2-secret@")
+    with Memory(with_password, project="p") as memory:
+        site = _site(memory, allow_write=False)
+        page = site.client.get("/").text
+        assert "hunter2" not in page and "PostgreSQL postgresql://postgres:***@" in page
+
+
+def test_secrets_stored_without_redaction_are_masked_on_display(memory: Memory) -> None:
+    from dataclasses import replace
+
+    raw = Memory(settings=replace(memory.settings, redact_secrets=False), store=memory.store, project=SHOP)
+    raw.record_state(raw_log="export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", session_id="leak")
+    site = _site(memory, allow_write=False)
+    page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "leak"})).text
+    assert "abcdefghijklmnopqrstuvwxyz0123456789" not in page and "REDACTED" in page
+
+
+def test_the_cli_refuses_a_non_loopback_bind_without_the_flag(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from vlk_memact.cli import main
+
+    code = main(["--database-url", f"sqlite:///{tmp_path / 'v.db'}", "ui", "--host", "0.0.0.0"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "refusing to serve the viewer on 0.0.0.0" in err and "--allow-remote" in err
+
+
+def test_a_remote_bind_still_needs_the_token_and_answers_only_to_the_names_given(memory: Memory) -> None:
+    seed(memory)
+    viewer = build_app(memory, host="0.0.0.0", port=PORT, extra_hosts=("viewer.lan",))
+    assert viewer.url.startswith(f"http://127.0.0.1:{PORT}/?token=")
+    lan = TestClient(viewer.app, base_url=f"http://viewer.lan:{PORT}")
+    assert lan.get("/").status_code == 401
+    assert lan.get("/?token=" + viewer.secrets.token).status_code == 200
+    assert lan.get("/", headers={"host": f"elsewhere.lan:{PORT}"}).status_code == 421

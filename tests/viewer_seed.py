@@ -1,0 +1,116 @@
+"""A realistic memory for the viewer tests and the README screenshot, with hostile text in it.
+
+Two projects; a session that loops on one error (intercepted), learns lessons (two of them
+conflict, one later revoked) and records tool output that tries to inject markup and script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC
+
+from vlk_memact import Memory
+
+SHOP = "/home/dev/shop-api"
+INFRA = "/home/dev/infra"
+MAIN = "fix-checkout-total"
+HOSTILE_SESSION = 'evil" onmouseover="window.__pwned=3'
+SCRIPT = "<script>window.__pwned=1</script>"
+IMG = '<img src=x onerror="window.__pwned=2">'
+JS_LINK = "javascript:window.__pwned=4"
+QUOTES = '"><b id="injected">bold</b><a href="javascript:window.__pwned=5">x</a>'
+
+LOOP = (
+    "FAILED tests/test_checkout.py::test_total_with_coupon - TypeError: unsupported operand type(s) for +: "
+    "'Decimal' and 'float'\n  File \"/home/dev/shop-api/shop/cart.py\", line {line}, in total\n"
+    "    return sum(item.price for item in self.items) + self.shipping"
+)
+
+PG_ERROR = ('psycopg.OperationalError: connection to server at "127.0.0.1", port {port} failed: '
+            'FATAL: database "shop_test" does not exist')
+
+
+@dataclass(frozen=True)
+class Seeded:
+    anchor_id: int
+    lesson_id: int
+    conflict_ids: tuple[int, int]
+    hostile_id: int
+    revoked_id: int
+
+
+def seed(memory: Memory) -> Seeded:
+    """Fill memory (its tenant) with the scenario; `memory` is any project, both are written."""
+    shop = memory.for_project(SHOP)
+    infra = memory.for_project(INFRA)
+    shop.record_state(raw_log="$ pytest -q tests/test_checkout.py\n12 passed, 1 failed in 2.31s",
+                      file_context="tests/test_checkout.py", session_id=MAIN)
+    for line in (41, 42, 44):
+        shop.record_state(raw_log=LOOP.format(line=line), file_context="shop/cart.py",
+                          tool_payload={"command": "pytest -q tests/test_checkout.py"}, session_id=MAIN)
+    anchor = shop.fetch_context(session_id=MAIN).loops[0].anchor_id
+    hostile = shop.record_state(
+        raw_log=f"npm WARN deprecated {SCRIPT} {IMG} see {JS_LINK} {QUOTES}",
+        file_context=JS_LINK, session_id=MAIN).timeline_id
+    pg = shop.record_state(raw_log=PG_ERROR.format(port=5432), session_id=MAIN).timeline_id
+    lesson = shop.time_travel(
+        target_timeline_ids=[pg], learning="Create the test database with `make db-test` before running pytest.",
+        raw_log_excerpt='FATAL: database "shop_test" does not exist', session_id=MAIN).constraint_id
+    a = shop.record_state(raw_log="HTTP 503 from payments sandbox (attempt 1)", session_id=MAIN).timeline_id
+    first = shop.time_travel(target_timeline_ids=[a], learning="Always retry the payments sandbox call twice.",
+                             raw_log_excerpt="HTTP 503 from payments sandbox", session_id=MAIN,
+                             scope="session").constraint_id
+    b = shop.record_state(raw_log="HTTP 409 duplicate charge after a retry", session_id=MAIN).timeline_id
+    second = shop.time_travel(target_timeline_ids=[b], learning="Never retry a charge call: it is not idempotent.",
+                              raw_log_excerpt="HTTP 409 duplicate charge", session_id=MAIN,
+                              scope="session").constraint_id
+    c = shop.record_state(raw_log="Deploy freeze starts Friday 18:00 UTC", session_id=MAIN).timeline_id
+    freeze = shop.time_travel(target_timeline_ids=[c], learning="Ship before the Friday 18:00 UTC freeze.",
+                              raw_log_excerpt="Deploy freeze starts Friday", constraint_type="PROSPECTIVE",
+                              session_id=MAIN).constraint_id
+    shop.revoke_future(timeline_id=freeze, session_id=MAIN)
+    shop.record_state(raw_log="mypy: shop/cart.py:44: error: Unsupported operand types for + (\"Decimal\" and "
+                      "\"float\")  [operator]", file_context="shop/cart.py", session_id=MAIN)
+    shop.record_state(raw_log="$ pytest -q\n48 passed in 5.02s", session_id="add-payment-webhook")
+    shop.record_state(raw_log=f"{SCRIPT} in a session named with quotes", session_id=HOSTILE_SESSION)
+    infra.record_state(raw_log="Error: Invalid provider configuration: region is required", session_id="plan-vpc")
+    return Seeded(anchor, lesson, (first, second), hostile, freeze)
+
+
+HISTORY_ERRORS = (
+    "error[E0382]: borrow of moved value: `config` --> src/main.rs:{n}:9",
+    "ModuleNotFoundError: No module named 'shop.payments.v{n}'",
+    "Error: Cannot find module './routes/orders{n}' imported from /srv/app.js",
+    "go: build failed: undefined: parseInvoice{n} (pkg/billing/invoice.go:{n}:2)",
+    "AssertionError: expected 200, got 500 (tests/test_api.py:{n})",
+)
+
+
+HISTORY_PROJECTS = ("/home/dev/web-frontend", "/home/dev/billing-go", INFRA, "/home/dev/ml-pipeline")
+
+
+def seed_history(memory: Memory, sessions: int = 10) -> None:
+    """Earlier sessions of other projects, each with a loop of 3 to 5 repeats intercepted (at most three
+    per project, so that none of them consolidates)."""
+    for number in range(sessions):
+        project = memory.for_project(HISTORY_PROJECTS[number % len(HISTORY_PROJECTS)])
+        name = f"task-{number + 1:02d}"
+        pattern = HISTORY_ERRORS[number % len(HISTORY_ERRORS)]
+        for repeat in range(3 + number % 3):
+            project.record_state(raw_log=pattern.format(n=10 + repeat * 7), session_id=name)
+        project.fetch_context(session_id=name)
+        project.record_state(raw_log="$ make test\nall tests passed", session_id=name)
+
+
+def spread_over_days(db_path: str, days: float = 3.0) -> None:
+    """Back-date an SQLite file's rows evenly over the last `days` days, in id order (for the pictures)."""
+    import sqlite3
+    from datetime import datetime, timedelta
+
+    now = datetime.now(UTC).replace(tzinfo=None)
+    with sqlite3.connect(db_path) as conn:
+        ids = [row[0] for row in conn.execute("SELECT id FROM agent_timeline ORDER BY id")]
+        for index, slot in enumerate(ids):
+            moment = now - timedelta(days=days) * (1 - index / max(len(ids) - 1, 1))
+            conn.execute("UPDATE agent_timeline SET created_at = ? WHERE id = ?",
+                         (moment.strftime("%Y-%m-%d %H:%M:%S"), slot))
