@@ -93,7 +93,7 @@ def _workload(path: Path) -> tuple[list[str], list[str]]:
     maintenance: dict[str, None] = {}
     sink = calls
     with Memory(f"sqlite:///{path}", settings=settings, project="proj-a") as memory:
-        memory.store._conn.set_trace_callback(lambda sql: sink.setdefault(sql.strip(), None))  # type: ignore[attr-defined]
+        memory.store.set_trace_callback(lambda sql: sink.setdefault(sql.strip(), None))  # type: ignore[attr-defined]
         other = Memory(store=memory.store, settings=settings, project="proj-b")
         # Records, a loop intercepted twice (the second anchor replaces the first), duplicates.
         for round_ in range(2):
@@ -142,7 +142,7 @@ def _workload(path: Path) -> tuple[list[str], list[str]]:
         sink = maintenance
         _hook_workload(memory)
         memory.maintenance(vacuum=False)
-        memory.store._conn.set_trace_callback(None)  # type: ignore[attr-defined]
+        memory.store.set_trace_callback(None)  # type: ignore[attr-defined]
     keep = [s for s in calls if s.upper().startswith(EXPLAINED)]
     keep_m = [s for s in maintenance if s.upper().startswith(EXPLAINED) and s not in calls]
     return keep, keep_m

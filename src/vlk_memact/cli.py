@@ -81,6 +81,20 @@ def _parser() -> argparse.ArgumentParser:
     revoke = sub.add_parser("revoke", parents=[session], help="revoke a FUTURE constraint")
     revoke.add_argument("id", type=int)
 
+    # --- faults (issue 14): diagnosis and online backup, without opening Memory ---
+    doctor = sub.add_parser("doctor", help="check the database, the configuration and the host integrations")
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    backup = sub.add_parser(
+        "backup", help="copy the live SQLite database to FILE, verified (PostgreSQL: use export)",
+        description="Copy the live SQLite database to FILE with SQLite's online backup API while servers keep "
+        "writing, then verify the copy with integrity_check. For PostgreSQL use `vlk-memact export -o FILE` "
+        "(lossless; load it with `vlk-memact import FILE`) or pg_dump.")
+    backup.add_argument("file", help="where to write the copy (replaced atomically)")
+
+    from .hosts.commands import register as register_hosts  # hook, install, uninstall
+
+    register_hosts(sub)
+
     ui = sub.add_parser("ui", help="serve a local web viewer (prints its URL, with a one-time token, on stdout)")
     ui.add_argument("--port", type=int, default=0, help="port (default: any free one)")
     ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
@@ -89,10 +103,6 @@ def _parser() -> argparse.ArgumentParser:
     ui.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (the token stays required)")
     ui.add_argument("--allowed-host", action="append", default=[], help="a further Host name to answer to (repeatable)")
     ui.add_argument("--tenant", default="local", help="the tenant to show (default: %(default)s)")
-
-    from .hosts.commands import register as register_hosts  # hook, install, uninstall
-
-    register_hosts(sub)
     return parser
 
 
@@ -106,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except VlkError as exc:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
+    if args.command == "doctor":  # before the settings are read: a bad one is one of its checks
+        from . import faults_cli
+
+        return faults_cli.doctor(args)
     try:
         settings = Settings.from_env()
         logging.basicConfig(
@@ -117,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .demo import run_demo
 
             return run_demo()
+        if args.command == "backup":
+            from . import faults_cli
+
+            return faults_cli.backup(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)

@@ -32,6 +32,7 @@ class Settings:
     retention_past_per_session: int = 500  # VLK_RETENTION_PAST_PER_SESSION: newest PAST slots kept per session
     prune_every: int = 100  # VLK_PRUNE_EVERY: a session is pruned on every N-th record
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
+    lock_wait_ms: int = 30000  # VLK_LOCK_WAIT_MS: longest wait for another writer's lock, then a retryable error
     log_level: str = "INFO"  # VLK_LOG_LEVEL
     redact_secrets: bool = True  # VLK_REDACT_SECRETS: 0 turns secret redaction off (explicitly)
     auth_tokens: str | None = None  # VLK_AUTH_TOKENS: HTTP bearer tokens, "TOKEN=TENANT,TOKEN=TENANT"

@@ -81,7 +81,7 @@ class Memory:
         self._tenants: dict[str, Memory] = {}
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
-            store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms)
+            store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)
         self.store = store
 
     def for_tenant(self, tenant: str) -> Memory:

@@ -11,7 +11,17 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..errors import ConfigError
-from ..model import HostCall, NewHostCall, NewSlot, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..model import (
+    HostCall,
+    NewHostCall,
+    NewSlot,
+    Retired,
+    Saving,
+    SessionKey,
+    SessionOverview,
+    Slot,
+    TemporalState,
+)
 
 
 class Transaction(Protocol):
@@ -162,17 +172,20 @@ class Store(Protocol):
         """Release connections; the store cannot be used afterwards."""
 
 
-def open_store(url: str | None, busy_timeout_ms: int = 5000) -> Store:
-    """Open the store a DATABASE_URL names; None means the SQLite file in the user's data directory."""
+def open_store(url: str | None, busy_timeout_ms: int = 5000, lock_wait_ms: int | None = None) -> Store:
+    """Open the store a DATABASE_URL names; None means the SQLite file in the user's data directory.
+
+    lock_wait_ms bounds how long a call waits for another writer's lock in all (None: 30 s).
+    """
     from .sqlite import SqliteStore, sqlite_target
 
     if url is None or url.startswith("sqlite:"):
-        return SqliteStore(sqlite_target(url), busy_timeout_ms=busy_timeout_ms)
+        return SqliteStore(sqlite_target(url), busy_timeout_ms=busy_timeout_ms, lock_wait_ms=lock_wait_ms)
     # --- PostgreSQL (store/postgres.py); psycopg is imported only here, ConfigError if missing ---
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import PostgresStore
 
-        return PostgresStore(url, busy_timeout_ms=busy_timeout_ms)
+        return PostgresStore(url, busy_timeout_ms=busy_timeout_ms, lock_wait_ms=lock_wait_ms)
     # --- end PostgreSQL ---
     scheme = url.split(":", 1)[0] if ":" in url else url
     raise ConfigError(

@@ -34,17 +34,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, DatabaseLocked, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
 try:
     import psycopg
     from psycopg import errors as pg_errors
-    from psycopg_pool import ConnectionPool
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
 from .postgres_browse import PostgresBrowse
+from .postgres_errors import is_connection_error, postgres_error, server_of
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
 from .rows import SLOT_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
@@ -105,6 +107,13 @@ def postgres_target(url: str) -> tuple[str, str | None]:
     return (base + ("?" + "&".join(kept) if kept else "")), schema
 
 
+def _params(conninfo: str) -> dict[str, Any]:
+    try:
+        return conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URL: {exc}") from None
+
+
 def redact_url(url: str) -> str:
     """The URL without its password, for logs and error messages."""
     return re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
@@ -113,15 +122,20 @@ def redact_url(url: str) -> str:
 class PostgresStore:
     """The Store protocol over one PostgreSQL schema, shared by threads and processes."""
 
-    def __init__(self, url: str, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, url: str, busy_timeout_ms: int = 5000, lock_wait_ms: int | None = None) -> None:
         self.url = redact_url(url)
         conninfo, self._schema = postgres_target(url)
+        self._conninfo = conninfo
         self._lock_timeout = f"{int(busy_timeout_ms)}ms"
+        self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
+        self._writes_refused = False  # the server refused a write as read-only: writes start on fresh sessions
+        # A server that does not answer a connection attempt must not hang a call (unless the URL says otherwise).
+        timeout = {} if "connect_timeout" in _params(conninfo) else {"connect_timeout": int(CONNECT_TIMEOUT_SECONDS)}
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             conninfo,
             min_size=1,
             max_size=POOL_MAX_SIZE,
-            kwargs={"autocommit": True},  # we issue BEGIN / COMMIT ourselves, like the SQLite store
+            kwargs={"autocommit": True, **timeout},  # we issue BEGIN / COMMIT ourselves, like the SQLite store
             configure=self._configure,
             open=False,
             name="vlk-memact",
@@ -129,14 +143,14 @@ class PostgresStore:
         try:
             # Migrate on a connection of its own: an unreachable server fails here at once, not
             # after the pool's reconnection attempts.
-            with psycopg.connect(conninfo, autocommit=True) as conn:
+            with psycopg.connect(conninfo, autocommit=True, **timeout) as conn:
                 self._configure(conn)
                 migrate(conn, create_schema=self._schema)
                 row = conn.execute("SELECT current_schema()").fetchone()
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-        except psycopg.Error as exc:
+        except (psycopg.Error, PoolTimeout) as exc:
             self._pool.close()
-            raise StoreError(f"could not open PostgreSQL database {self.url}: {exc}") from exc
+            raise postgres_error(exc, conninfo, "open") from exc
         except BaseException:
             self._pool.close()
             raise
@@ -215,13 +229,19 @@ class PostgresStore:
             self._pool.putconn(conn)
 
     def _transaction(self, begin: str, lock: bool) -> Iterator[_PostgresTx]:
+        doing = "write" if lock else "read"
         conn = self._begin(begin, lock)
         try:
             try:
                 yield _PostgresTx(conn)
             except psycopg.Error as exc:
                 _rollback(conn)
-                raise StoreError(f"database operation failed: {exc}") from exc
+                if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+                    # A session started read-only (a standby, default_transaction_read_only) stays so: until a
+                    # write succeeds again, each write starts on fresh sessions (see _begin).
+                    conn.close()
+                    self._writes_refused = True
+                raise self._fault(exc, doing, midway=True) from exc
             except BaseException:
                 _rollback(conn)
                 raise
@@ -229,7 +249,9 @@ class PostgresStore:
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 _rollback(conn)
-                raise StoreError(f"could not commit: {exc}") from exc
+                raise self._fault(exc, "commit" if is_connection_error(exc) else doing) from exc
+            if lock:
+                self._writes_refused = False
         finally:
             self._pool.putconn(conn)
 
@@ -239,12 +261,16 @@ class PostgresStore:
         Only this step is retried, with jittered backoff: a lock wait past the busy timeout, a
         deadlock or serialization failure, or a connection the server dropped.
         """
-        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        started = time.monotonic()
+        deadline = started + self._lock_wait
         delay = 0.01
+        doing = "write" if lock else "read"
+        if lock and self._writes_refused and hasattr(self._pool, "drain"):  # psycopg_pool >= 3.3
+            self._pool.drain()
         while True:
             conn = None
             try:
-                conn = self._pool.getconn(timeout=LOCK_RETRY_SECONDS)
+                conn = self._pool.getconn(timeout=max(0.1, deadline - time.monotonic()))
                 conn.execute(begin)
                 if lock:
                     conn.execute(
@@ -252,19 +278,30 @@ class PostgresStore:
                         (self._lock_timeout, self._write_lock),
                     )
                 return conn
-            except psycopg.Error as exc:
+            except (psycopg.Error, PoolTimeout) as exc:
                 if conn is not None:
                     _rollback(conn)
-                    self._pool.putconn(conn)
-                retry = isinstance(exc, _TRANSIENT) or (conn is not None and conn.broken)
-                if not retry:
-                    raise StoreError(f"could not start a transaction on {self.url}: {exc}") from exc
+                    self._pool.putconn(conn)  # a broken connection is discarded and replaced by the pool
+                lost = conn is None or conn.broken or is_connection_error(exc)
+                if not (isinstance(exc, _TRANSIENT) or lost):
+                    raise self._fault(exc, doing) from exc
                 if time.monotonic() > deadline:
-                    raise StoreError(
-                        "the database stayed locked by another process for too long; try again"
+                    if lost:
+                        raise self._fault(exc, doing) from exc
+                    raise DatabaseLocked(
+                        f"The vlk-memact tables on {server_of(self._conninfo)} stayed locked by another "
+                        f"session for {time.monotonic() - started:.1f} s, so this call did nothing; call again "
+                        "in a moment, and if it keeps happening look for a stuck session in pg_stat_activity."
                     ) from exc
+                if lost:
+                    log.info("PostgreSQL connection unavailable (%s); retrying", type(exc).__name__)
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
+
+    def _fault(self, exc: BaseException, doing: str, midway: bool = False) -> StoreError:
+        error = postgres_error(exc, self._conninfo, doing, midway)
+        log.warning("%s", error)
+        return error
 
     def optimize(self, vacuum: bool) -> None:
         """VACUUM ANALYZE our tables (space reusable, no blocking); with vacuum, VACUUM FULL to return it.
@@ -275,8 +312,8 @@ class PostgresStore:
         try:
             with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
                 conn.execute(command + ", ".join(_TABLES))
-        except psycopg.Error as exc:
-            raise StoreError(f"could not optimize the database: {exc}") from exc
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._fault(exc, "write") from exc
 
     def close(self) -> None:
         self._pool.close()

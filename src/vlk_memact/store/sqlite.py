@@ -14,16 +14,17 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import SLOT_COLUMNS, slot_from_row
 from .sqlite_browse import SqliteBrowse
+from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
 log = logging.getLogger(__name__)
@@ -63,11 +64,12 @@ def default_path() -> Path:
     return Path(user_data_dir("vlk-memact", appauthor=False)) / "vlk.db"
 
 
-def sqlite_target(url: str | None) -> str:
-    """Turn a DATABASE_URL into a SQLite URI filename (or ':memory:')."""
+def sqlite_target(url: str | None, create_dirs: bool = True) -> str:
+    """Turn a DATABASE_URL into a SQLite URI filename (or ':memory:'); create_dirs makes the file's folder."""
     if url is None:
         path = default_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if create_dirs:
+            _make_folder(path.parent)
         return "file:" + quote(str(path)) + "?mode=rwc"
     rest = url[len("sqlite:") :]
     if rest in (MEMORY, "//" + MEMORY, "///" + MEMORY):
@@ -82,9 +84,19 @@ def sqlite_target(url: str | None) -> str:
     if mode not in ("ro", "rw", "rwc"):
         raise ConfigError(f"DATABASE_URL mode must be ro, rw or rwc, got {mode!r}.")
     path = Path(path_part).expanduser().resolve()
-    if mode == "rwc":
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if mode == "rwc" and create_dirs:
+        _make_folder(path.parent)
     return "file:" + quote(str(path)) + f"?mode={mode}"
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseIOError(
+            f"Cannot create the folder {folder} for the database ({exc.strerror}); create it writable by this "
+            "user, or point DATABASE_URL at another place."
+        ) from exc
 
 
 _HOST_CALL = ("SELECT id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at "
@@ -101,77 +113,174 @@ def _fold(text: str | None) -> str | None:
 
 
 class SqliteStore:
-    """The Store protocol over one SQLite file."""
+    """The Store protocol over one SQLite file.
 
-    def __init__(self, target: str, busy_timeout_ms: int = 5000) -> None:
+    Faults of the environment (a full disk, a read-only or damaged file, a stuck writer) leave the
+    store as typed StoreErrors (store/sqlite_errors.py) with every failed transaction rolled back.
+    After an error that a new connection could cure (the file made writable again, a damaged file
+    restored from a backup or moved aside), the next call opens the file afresh: the process works
+    again once the fault is gone, without a restart.
+    """
+
+    def __init__(self, target: str, busy_timeout_ms: int = 5000, lock_wait_ms: int | None = None) -> None:
         self.url = target
-        self._lock = threading.RLock()
+        self._busy_timeout_ms = busy_timeout_ms
+        self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
+        self._lock = threading.RLock()  # the writing connection (and everything, for :memory:)
+        self._read_lock = threading.Lock()  # the reading connection of a file: reads never queue behind a write
+        self._stale = False  # the connection met an error that reopening the file may cure
+        self._reader_stale = False
+        self._read_only = False  # writes were refused: every write reopens first, to see a chmod at once
+        self._reader: sqlite3.Connection | None = None  # opened at the first read
+        self._reader_immutable = False
+        self._opened_immutable = False
+        self._trace: Callable[[str], object] | None = None
+        self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
+        log.info("SQLite store ready at %s", target)
+
+    def _connect(self, writable: bool) -> sqlite3.Connection:
+        self._opened_immutable = False
         try:
-            self._conn = sqlite3.connect(
-                target,
-                uri=target != MEMORY,
-                check_same_thread=False,
-                isolation_level=None,  # we issue BEGIN / COMMIT ourselves
-                timeout=busy_timeout_ms / 1000,
-            )
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            if target != MEMORY and "mode=ro" not in target:
-                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            return self._open(self.url, writable=writable)
+        except sqlite3.Error as exc:
+            error = sqlite_error(exc, self.url, "open")
+            path = path_of(self.url)
+            # SQLite cannot read a WAL database in a directory it may not write to unless the -wal file
+            # exists; without one nothing can be writing to it, so an immutable view is safe and reads work.
+            if isinstance(error, ReadOnlyDatabase) and path and not Path(path + "-wal").exists():
+                try:
+                    conn = self._open("file:" + quote(path) + "?mode=ro&immutable=1", writable=False)
+                except sqlite3.Error:
+                    raise error from exc
+                if writable:
+                    log.warning("%s Serving reads only until then.", error)
+                    self._read_only = True
+                self._opened_immutable = True
+                return conn
+            raise error from exc
+
+    def _open(self, target: str, writable: bool) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            target,
+            uri=target != MEMORY,
+            check_same_thread=False,
+            isolation_level=None,  # we issue BEGIN / COMMIT ourselves
+            timeout=self._busy_timeout_ms / 1000,
+        )
+        try:
+            conn.set_trace_callback(self._trace)
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            if writable:
+                mode = self._with_lock_retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
                 if mode.lower() != "wal":
                     raise StoreError(f"could not switch {target} to WAL journaling (got {mode!r})")
-            self._conn.execute("PRAGMA synchronous = FULL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.create_function("vlk_fold", 1, _fold, deterministic=True)
-            if "mode=ro" not in target:
-                self._with_lock_retry(lambda: migrate(self._conn))
-        except sqlite3.Error as exc:
-            raise StoreError(f"could not open SQLite database {target}: {exc}") from exc
-        log.info("SQLite store ready at %s", target)
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.create_function("vlk_fold", 1, _fold, deterministic=True)
+            if writable or target == MEMORY:
+                self._with_lock_retry(lambda: migrate(conn))
+            else:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # fail here, not at the first read
+            return conn
+        except BaseException:
+            conn.close()
+            raise
+
+    def _connection(self, writing: bool = False) -> sqlite3.Connection:
+        """The open connection, reopened first if the last one met a fault a new one may not have."""
+        if self._stale or (writing and self._read_only):
+            self._stale = True  # until a new connection is open: the old one is closed now
+            self._conn.close()
+            if writing:  # a write is the only way to learn that writing works again
+                self._read_only = False
+            self._conn = self._connect(writable=not is_read_only_url(self.url))  # raises while the fault lasts
+            self._stale = False
+            log.info("Reopened the SQLite database %s after an earlier error", self.url)
+        return self._conn
 
     # ---- transactions ----
 
     @contextmanager
     def write(self) -> Iterator[_SqliteTx]:
         with self._lock:
-            self._with_lock_retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-            yield from self._run(self._conn)
+            conn = self._connection(writing=True)
+            self._begin(conn, "BEGIN IMMEDIATE", "write")
+            yield from self._run(conn, "write")
 
     @contextmanager
     def read(self) -> Iterator[_SqliteTx]:
-        with self._lock:
-            self._with_lock_retry(lambda: self._conn.execute("BEGIN"))
-            yield from self._run(self._conn)
+        if self.url == MEMORY:  # one in-memory database per connection: share the writer's
+            with self._lock:
+                conn = self._connection()
+                self._begin(conn, "BEGIN", "read")
+                yield from self._run(conn, "read")
+            return
+        with self._read_lock:
+            conn = self._reading_connection()
+            self._begin(conn, "BEGIN", "read")
+            yield from self._run(conn, "read")
+
+    def _reading_connection(self) -> sqlite3.Connection:
+        """A connection of its own for reads (WAL readers never wait for a writer), reopened after a fault."""
+        # An immutable view (see _connect) sees no later change: it is reopened for every read until the
+        # directory is writable again and a normal connection works.
+        if self._reader is None or self._reader_stale or self._reader_immutable:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            self._reader = self._connect(writable=False)
+            self._reader_immutable = self._opened_immutable
+            self._reader_stale = False
+        return self._reader
+
+    def _begin(self, conn: sqlite3.Connection, begin: str, doing: str) -> None:
+        try:
+            self._with_lock_retry(lambda: conn.execute(begin))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, doing) from exc
 
     @contextmanager
     def dry_run(self) -> Iterator[_SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
         with self._lock:
-            self._with_lock_retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            conn = self._connection(writing=True)
+            self._begin(conn, "BEGIN IMMEDIATE", "write")
             try:
-                yield _SqliteTx(self._conn)
+                yield _SqliteTx(conn)
             except sqlite3.Error as exc:
-                raise StoreError(f"database operation failed: {exc}") from exc
+                raise self._fault(exc, "write") from exc
             finally:
-                self._conn.execute("ROLLBACK")
+                _rollback(conn)
 
-    def _run(self, conn: sqlite3.Connection) -> Iterator[_SqliteTx]:
+    def _run(self, conn: sqlite3.Connection, doing: str) -> Iterator[_SqliteTx]:
         try:
             yield _SqliteTx(conn)
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"database operation failed: {exc}") from exc
+            _rollback(conn)
+            raise self._fault(exc, doing) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StoreError(f"could not commit: {exc}") from exc
+            _rollback(conn)
+            raise self._fault(exc, doing) from exc
+
+    def _fault(self, exc: sqlite3.Error, doing: str) -> StoreError:
+        """The typed error for exc; mark the connection for reopening when a fresh one may fare better."""
+        error = sqlite_error(exc, self.url, doing)
+        if self.url != MEMORY and isinstance(error, REOPEN_AFTER):
+            self._stale = self._reader_stale = True
+        if isinstance(error, ReadOnlyDatabase) and not is_read_only_url(self.url):
+            self._read_only = True
+        log.warning("%s", error)
+        return error
 
     def _with_lock_retry(self, action):  # type: ignore[no-untyped-def]
-        """Retry an action the busy timeout could not get through, with jittered backoff."""
-        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        """Retry an action the busy timeout could not get through, with jittered backoff, up to the lock wait."""
+        started = time.monotonic()
+        deadline = started + self._lock_wait
         delay = 0.01
         while True:
             try:
@@ -181,25 +290,50 @@ class SqliteStore:
                 if "locked" not in message and "busy" not in message:
                     raise
                 if time.monotonic() > deadline:
-                    raise StoreError(
-                        "the database stayed locked by another process for too long; try again"
-                    ) from exc
+                    error = lock_timeout_error(self.url, time.monotonic() - started)
+                    log.warning("%s", error)
+                    raise error from exc
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
     def optimize(self, vacuum: bool) -> None:
         with self._lock:
+            conn = self._connection()
             try:
                 if vacuum:
-                    self._with_lock_retry(lambda: self._conn.execute("VACUUM"))
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._conn.execute("PRAGMA optimize")
+                    self._with_lock_retry(lambda: conn.execute("VACUUM"))
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                conn.execute("PRAGMA optimize")
             except sqlite3.Error as exc:
-                raise StoreError(f"could not optimize the database: {exc}") from exc
+                raise self._fault(exc, "write") from exc
+
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """Call trace(sql) for every statement of every connection of this store (None stops it): a debugger."""
+        with self._lock, self._read_lock:
+            self._trace = trace
+            for conn in (self._conn, self._reader):
+                if conn is not None:
+                    conn.set_trace_callback(trace)
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._read_lock:
             self._conn.close()
+            if self._reader is not None:
+                self._reader.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open: SQLite ends it by itself after a full disk or an I/O error."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:  # the original error is the one worth reporting
+            log.warning("ROLLBACK failed after an error: %s", exc)
+
+
+# Errors after which the connection is reopened at the next call: its file handle may be the problem
+# (opened read-only, a damaged file since restored or moved aside, a failed disk write).
+REOPEN_AFTER = (ReadOnlyDatabase, DatabaseCorrupt, DatabaseIOError)
 
 
 class _SqliteTx(SqliteBrowse):
