@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from .install import remove_handlers
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -229,26 +230,7 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
     removed: list[str] = []
     hooks = data.get("hooks")
     if isinstance(hooks, dict):
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = []
-            for group in groups:
-                if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                    kept_groups.append(group)
-                    continue
-                kept = [h for h in group["hooks"] if not _is_ours(h)]
-                if len(kept) != len(group["hooks"]):
-                    removed.append(f"hooks.{event}")
-                    if not kept:
-                        continue  # the group held only our entry: it goes with it
-                    group = {**group, "hooks": kept}
-                kept_groups.append(group)
-            if kept_groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
+        removed += [f"hooks.{event}" for event in remove_handlers(hooks, _is_ours)]
         if not hooks:
             del data["hooks"]
     servers = data.get("mcpServers")

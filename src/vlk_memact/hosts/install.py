@@ -22,7 +22,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -263,12 +263,14 @@ def _with_hooks(data: dict[str, Any], command: str, prefix: list[str]) -> tuple[
     return data, notes
 
 
-def _without_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    data = json.loads(json.dumps(data))
-    hooks = data.get("hooks")
-    notes: list[str] = []
-    if not isinstance(hooks, dict):
-        return data, notes
+def remove_handlers(hooks: dict[str, Any], is_ours: Callable[[Any], bool]) -> list[str]:
+    """Drop our handlers from a host's hook table, in place; return the events that lost one.
+
+    Claude Code and Gemini CLI share the shape `{event: [{"matcher": ..., "hooks": [handler, ...]}]}`: a
+    group left with no handler was ours and goes, an event left with no group goes, and everything that
+    is not ours (other handlers, groups of another shape) stays as it was.
+    """
+    removed: list[str] = []
     for event in list(hooks):
         groups = hooks[event]
         if not isinstance(groups, list):
@@ -276,17 +278,26 @@ def _without_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         kept_groups = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                kept = [h for h in group["hooks"] if not _is_our_handler(h)]
+                kept = [h for h in group["hooks"] if not is_ours(h)]
                 if len(kept) != len(group["hooks"]):
-                    notes.append(f"removed the {event} hook")
+                    removed.append(event)
                     if not kept:
-                        continue  # the group held only our handler: it was ours
+                        continue
                     group = {**group, "hooks": kept}
             kept_groups.append(group)
         if kept_groups:
             hooks[event] = kept_groups
         else:
             del hooks[event]
+    return removed
+
+
+def _without_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    data = json.loads(json.dumps(data))
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return data, []
+    notes = [f"removed the {event} hook" for event in remove_handlers(hooks, _is_our_handler)]
     if not hooks:
         del data["hooks"]
     return data, notes
