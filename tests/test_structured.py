@@ -198,3 +198,19 @@ async def test_instructions_and_descriptions_use_the_words_a_model_searches_for(
     for name, words in expected.items():
         for word in words:
             assert word in tools[name], f"{name} does not mention {word!r}"
+
+
+@pytest.mark.parametrize("lines", [200, 600, 3000])
+def test_a_long_log_alone_in_the_context_is_cut_to_fit_never_dropped(lines: int) -> None:
+    """The error sits at the end of long output: a single slot over the budget is shown cut, its tail kept.
+
+    The renderer before issue 15 dropped such a slot whenever the cut's estimate came out one token over
+    the space left, so the model saw an empty context (found by bench/replay.py on real trajectories).
+    """
+    rng = random.Random(lines)
+    body = "\n".join(f"line {i}: " + "".join(rng.choice("abc def\"'\\\t") for _ in range(70)) for i in range(lines))
+    present = [slot(1, TemporalState.PRESENT, body + "\nValueError: boom")]
+    for budget in (300, 1000, 4000):
+        rendered = render_context("s", [], present, [], [], [], budget)
+        assert rendered.present_ids == [1] and rendered.omitted_present_ids == []
+        assert "ValueError: boom" in rendered.text and json_tokens(rendered.text) <= budget
