@@ -111,44 +111,22 @@ def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
     for index, step in enumerate(trajectory.steps):
         if step.action is None:
             continue
-        call_id = tool_use_id(session, index)
-        tool_input = {"command": step.action}
-        pre = (
-            _common(session, step.cwd, "PreToolUse")
-            | turn
-            | {
-                "tool_name": "Bash",
-                "tool_input": tool_input,
-                "tool_use_id": call_id,
-            }
-        )
+        call = turn | {"tool_name": "Bash", "tool_input": {"command": step.action},
+                       "tool_use_id": tool_use_id(session, index)}
+        pre = _common(session, step.cwd, "PreToolUse") | call
         if step.failed:
-            post = (
-                _common(session, step.cwd, "PostToolUseFailure")
-                | turn
-                | {
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                    "tool_use_id": call_id,
-                    "error": f"Exit code {exit_code_of(step)}\n{step.observation}",
-                    "is_interrupt": False,
-                }
-            )
+            post = _common(session, step.cwd, "PostToolUseFailure") | call | {
+                "error": f"Exit code {exit_code_of(step)}\n{step.observation}",
+                "is_interrupt": False,
+            }
         else:
-            post = (
-                _common(session, step.cwd, "PostToolUse")
-                | turn
-                | {
-                    "tool_name": "Bash",
-                    "tool_input": tool_input,
-                    "tool_use_id": call_id,
-                    "tool_response": {
-                        "stdout": step.observation,
-                        "stderr": "",
-                        "interrupted": False,
-                        "isImage": False,
-                        "noOutputExpected": False,
-                    },
-                }
-            )
+            post = _common(session, step.cwd, "PostToolUse") | call | {
+                "tool_response": {
+                    "stdout": step.observation,
+                    "stderr": "",
+                    "interrupted": False,
+                    "isImage": False,
+                    "noOutputExpected": False,
+                },
+            }
         yield StepEvents(index, step, pre, post)
