@@ -16,7 +16,6 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .install import remove_handlers
+from .install import executable, remove_handlers
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -64,13 +63,8 @@ def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None)
 
 def hook_command() -> list[str]:
     """The argv that runs our hook: this installation's own entry point, so PATH does not matter."""
-    script = Path(sys.executable).with_name("vlk-memact")
-    if script.exists():
-        return [str(script), "hook", "gemini"]
-    found = shutil.which("vlk-memact")
-    if found:
-        return [str(Path(found).resolve()), "hook", "gemini"]
-    return [sys.executable, "-m", "vlk_memact", "hook", "gemini"]
+    command, prefix = executable()
+    return [command, *prefix, "hook", "gemini"]
 
 
 def _hook_entry(command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
