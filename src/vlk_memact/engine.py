@@ -22,7 +22,6 @@ from .fingerprint import FINGERPRINT_VERSION, fingerprint
 from .loops import detect_loops
 from .model import (
     Conflict,
-    ConflictView,
     ConstraintType,
     ContextResult,
     HistoryResult,
@@ -46,7 +45,7 @@ from .model import (
     TimeTravelResult,
 )
 from .redact import redact
-from .render import CHARS_PER_TOKEN, estimate_tokens, lesson_text, render_context
+from .render import CHARS_PER_TOKEN, context_result, estimate_tokens, lesson_text, render_context
 from .store import Store, Transaction, open_store
 
 log = logging.getLogger(__name__)
@@ -521,20 +520,8 @@ def _context_result(
     rendered = render_context(
         key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
     )
-    return ContextResult(
-        session_id=key.session,
-        project=key.project,
-        text=rendered.text,
-        tokens=estimate_tokens(rendered.text),
-        max_tokens=budget,
-        constraint_ids=rendered.constraint_ids,
-        present_ids=rendered.present_ids,
-        omitted_constraint_ids=rendered.omitted_constraint_ids,
-        omitted_present_ids=rendered.omitted_present_ids,
-        loops=loops,
-        merges=merges,
-        conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
-        tokens_saved=sum(loop.tokens_saved for loop in loops),
+    return context_result(
+        key.session, key.project, rendered, estimate_tokens(rendered.text), budget, conflicts, loops, merges
     )
 
 

@@ -184,7 +184,12 @@ def render_context(
     estimated part by part, which can only over-count).
     """
     pipeline = one_line(pipeline_line(loops, merges), PIPELINE_LINE_CHARS) + "\n"
-    report = _report_reserve(session_id, project, constraints, present, conflicts, loops, merges, max_tokens)
+    # The structured result without its text, at most: every id listed once, and the largest possible
+    # `tokens` (the ids split into shown and omitted lists can only get shorter).
+    skeleton = RenderedContext("", [c.id for c in constraints], [s.id for s in present], [], [])
+    report = estimate_tokens(structured_json(context_view(
+        context_result(session_id, project, skeleton, max_tokens, max_tokens, conflicts, loops, merges)
+    )))
     left = max_tokens - report - json_tokens(CONTEXT_HEADER) - json_tokens("\n" + pipeline)
     if not constraints and not present:
         left -= json_tokens(EMPTY_CONTEXT)
@@ -272,33 +277,32 @@ def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
     return part, cost
 
 
-def _report_reserve(
+def context_result(
     session_id: str,
     project: str,
-    constraints: Sequence[Slot],
-    present: Sequence[Slot],
+    rendered: RenderedContext,
+    tokens: int,
+    max_tokens: int,
     conflicts: Sequence[Conflict],
     loops: Sequence[LoopReport],
     merges: Sequence[MergeReport],
-    max_tokens: int,
-) -> int:
-    """Tokens of the structured context result without its text, at most: every id listed once, and the
-    largest possible `tokens` (the ids split into shown and omitted lists can only get shorter)."""
-    skeleton = ContextResult(
+) -> ContextResult:
+    """The context result of a rendering: its text, the ids it shows and omits, and what the pipeline did."""
+    return ContextResult(
         session_id=session_id,
         project=project,
-        tokens=max_tokens,
+        text=rendered.text,
+        tokens=tokens,
         max_tokens=max_tokens,
-        constraint_ids=[c.id for c in constraints],
-        present_ids=[s.id for s in present],
-        omitted_constraint_ids=[],
-        omitted_present_ids=[],
+        constraint_ids=rendered.constraint_ids,
+        present_ids=rendered.present_ids,
+        omitted_constraint_ids=rendered.omitted_constraint_ids,
+        omitted_present_ids=rendered.omitted_present_ids,
         loops=list(loops),
         merges=list(merges),
         conflicts=[ConflictView(c.first_id, c.second_id, c.description) for c in conflicts],
         tokens_saved=sum(loop.tokens_saved for loop in loops),
     )
-    return estimate_tokens(structured_json(context_view(skeleton)))
 
 
 def record_text(result: RecordResult) -> str:
