@@ -182,16 +182,9 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
         if ours == [entry]:
             continue
         # Replace an older or duplicated entry of ours; leave everyone else's entries alone.
-        cleaned: list[Any] = []
-        for group in groups:
-            hooks_of = group.get("hooks") if isinstance(group, dict) else None
-            if isinstance(hooks_of, list) and any(map(_is_ours, hooks_of)):
-                rest = [h for h in hooks_of if not _is_ours(h)]
-                if rest:
-                    cleaned.append({**group, "hooks": rest})
-            else:
-                cleaned.append(group)
-        groups[:] = cleaned
+        table = {event: groups}
+        remove_handlers(table, _is_ours)
+        groups[:] = table.get(event, [])
         new_group: dict[str, Any] = {"hooks": [entry]}
         if event in ("BeforeTool", "AfterTool"):
             new_group = {"matcher": ".*", **new_group}  # every tool: the guard and the capture see all calls
