@@ -194,9 +194,13 @@ def render_context(
     if not constraints and not present:
         left -= json_tokens(EMPTY_CONTEXT)
     folded = fold_repeats(present)
-    fill = _fill(session_id, constraints, present, conflicts, folded, left)
+    # Each part is rendered and priced once, for both passes (only a cut log depends on the room left).
+    constraint_parts = [(c.id, *_priced(constraint_lines(c, session_id))) for c in constraints]
+    heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
+    present_parts = [(s, folded[s.id], *_priced(present_lines(s, folded[s.id]))) for s in heads]
+    fill = _fill(conflicts, constraint_parts, present_parts, left)
     if fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line that says so
-        fill = _fill(session_id, constraints, present, conflicts, folded, left - OMISSION_RESERVE)
+        fill = _fill(conflicts, constraint_parts, present_parts, left - OMISSION_RESERVE)
     shown_p = [s.id for s in present if s.id in fill.chosen]
     listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
 
@@ -221,15 +225,18 @@ class _Fill:
     omitted_p: list[int] = field(default_factory=list)
 
 
+def _priced(part: str) -> tuple[str, int]:
+    return part, json_tokens(part)
+
+
 def _fill(
-    session_id: str,
-    constraints: Sequence[Slot],
-    present: Sequence[Slot],
     conflicts: Sequence[Conflict],
-    folded: dict[int, list[int]],
+    constraint_parts: Sequence[tuple[int, str, int]],
+    present_parts: Sequence[tuple[Slot, list[int], str, int]],
     left: int,
 ) -> _Fill:
-    """What fits in `left` tokens, by priority (one pass of render_context)."""
+    """What fits in `left` tokens, by priority (one pass of render_context): conflicts, then the constraints
+    (id, text, cost) in rank order, then the PRESENT slots (slot, older copies, text, cost) newest first."""
     fill = _Fill()
     for width in range(len(conflicts), -1, -1):  # as many conflict lines as fit, all of them if possible
         fill.conflict_text = conflict_block(conflicts[:width])
@@ -237,22 +244,17 @@ def _fill(
             break
     left -= json_tokens(fill.conflict_text)
 
-    for constraint in constraints:
-        part = constraint_lines(constraint, session_id)
-        cost = json_tokens(part)
+    for constraint_id, part, cost in constraint_parts:
         if cost <= left:
             fill.constraint_parts.append(part)
-            fill.shown_c.append(constraint.id)
+            fill.shown_c.append(constraint_id)
             left -= cost
         else:
-            fill.omitted_c.append(constraint.id)
+            fill.omitted_c.append(constraint_id)
 
     # A repeated error is shown once, newest copy, naming the older copies (the loop detector archives
     # it when it reaches the threshold).
-    for slot in sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True):
-        also = folded[slot.id]
-        part = present_lines(slot, also)
-        cost = json_tokens(part)
+    for slot, also, part, cost in present_parts:
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
             part, cost = _cut_to_fit(slot, also, left)
         if cost <= left:
