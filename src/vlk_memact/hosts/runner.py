@@ -90,12 +90,18 @@ class StoreOnly:
         self.close()
 
 
-def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
-    """The memory of the event's project: VLK_PROJECT, else the git root of the event's cwd (as the server)."""
-    start = Path(cwd) if cwd else None
-    project = settings.project or detect_project(start)
+def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str]:
+    """The settings a hook opens its memory with, and the event's project: VLK_PROJECT, else the git root
+    of the event's cwd (as the server)."""
+    project = settings.project or detect_project(Path(cwd) if cwd else None)
     # A lock wait must end well inside the deadline.
     quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
+    return quick, project
+
+
+def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
+    """The memory of the event's project (hook_target)."""
+    quick, project = hook_target(settings, cwd)
     if store_only:
         return StoreOnly(quick, project)
     from ..engine import Memory

@@ -173,10 +173,8 @@ def serve(path: str) -> None:
     import json
     import socket
     import threading
-    from dataclasses import replace
-    from pathlib import Path
 
-    from ..config import Settings, detect_project
+    from ..config import Settings
     from ..engine import Memory
     from . import commands, runner
 
@@ -198,9 +196,7 @@ def serve(path: str) -> None:
     guard = threading.Lock()
 
     def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
-        project = settings.project or detect_project(None if cwd is None else Path(cwd))
-        quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms,
-                                                              settings.hook_deadline_ms // 3)))
+        quick, project = runner.hook_target(settings, cwd)
         with guard:
             memory = memories.get((quick, project))
             if memory is None:
