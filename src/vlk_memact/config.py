@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -11,6 +12,12 @@ from .errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 GUARD_MODES = ("deny", "warn", "off")
+
+
+def mask_password(url: str) -> str:
+    """A DATABASE_URL with its password replaced by ***, in the userinfo and in a password= parameter."""
+    masked = re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", masked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
 from typing import TextIO
 
 from .checks import Check, failed, passed
-from .config import Settings, detect_project
+from .config import Settings, detect_project, mask_password
 from .errors import VlkError
 
 CONFIG = "configuration"
-
-
-def mask_password(url: str) -> str:
-    """A DATABASE_URL with its password replaced by ***, in the userinfo and in a password= parameter."""
-    masked = re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
-    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", masked)
 
 
 def configuration_checks(settings: Settings | None, url: str | None, project: str | None,

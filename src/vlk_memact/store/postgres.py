@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ..config import mask_password
 from ..errors import ConfigError, DatabaseLocked, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
@@ -101,7 +101,7 @@ def postgres_target(url: str) -> tuple[str, str | None]:
 
             schema = unquote(value)
             if not schema:
-                raise ConfigError(f"DATABASE_URL {redact_url(url)!r} has an empty schema= parameter.")
+                raise ConfigError(f"DATABASE_URL {mask_password(url)!r} has an empty schema= parameter.")
         else:
             kept.append(part)
     return (base + ("?" + "&".join(kept) if kept else "")), schema
@@ -114,16 +114,11 @@ def _params(conninfo: str) -> dict[str, Any]:
         raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URL: {exc}") from None
 
 
-def redact_url(url: str) -> str:
-    """The URL without its password, for logs and error messages."""
-    return re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
-
-
 class PostgresStore:
     """The Store protocol over one PostgreSQL schema, shared by threads and processes."""
 
     def __init__(self, url: str, busy_timeout_ms: int = 5000, lock_wait_ms: int | None = None) -> None:
-        self.url = redact_url(url)
+        self.url = mask_password(url)
         conninfo, self._schema = postgres_target(url)
         self._conninfo = conninfo
         self._lock_timeout = f"{int(busy_timeout_ms)}ms"
