@@ -83,7 +83,7 @@ def plugin_doubled(event: dict[str, Any]) -> str | None:
 
     cwd = event.get("cwd")
     here = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    if any(i.kind == "hook" for i in install.installations(here)):
+    if install.hook_installations(here.resolve(), install.home_dir()):
         return ("vlk-memact is installed twice (the plugin and settings hooks); the plugin's copy did nothing. "
                 "Keep one: `vlk-memact uninstall claude-code`, or remove the plugin.")
     return None

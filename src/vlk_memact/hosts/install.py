@@ -184,10 +184,8 @@ def plugin_installations(project_dir: Path, home: Path) -> list[Installation]:
     return found
 
 
-def installations(project_dir: Path | None = None, home: Path | None = None) -> list[Installation]:
-    """Every vlk-memact hook entry, MCP entry and plugin Claude Code would load for this project directory."""
-    project_dir = (project_dir or Path.cwd()).resolve()
-    home = home or home_dir()
+def hook_installations(project_dir: Path, home: Path) -> list[Installation]:
+    """The vlk-memact hook entries of Claude Code's settings files (the plugin's hook checks only these)."""
     found: list[Installation] = []
     for scope in SCOPES:
         path = settings_path(scope, project_dir, home)
@@ -199,6 +197,14 @@ def installations(project_dir: Path | None = None, home: Path | None = None) -> 
             args = handler.get("args")
             found.append(Installation("hook", scope, str(path), event, handler.get("command"),
                                       [str(a) for a in args] if isinstance(args, list) else []))
+    return found
+
+
+def installations(project_dir: Path | None = None, home: Path | None = None) -> list[Installation]:
+    """Every vlk-memact hook entry, MCP entry and plugin Claude Code would load for this project directory."""
+    project_dir = (project_dir or Path.cwd()).resolve()
+    home = home or home_dir()
+    found = hook_installations(project_dir, home)
     for scope in SCOPES:
         path = mcp_path(scope, project_dir, home)
         try:
