@@ -406,7 +406,7 @@ def summary_text(result: SummaryResult) -> str:
 def slots_json(slots: Sequence[SlotView]) -> str:
     """The prototype's listing: a JSON array of slots, non-ASCII kept (compact: the same data travels
     again as structuredContent, so indentation would only add bytes)."""
-    return json.dumps([asdict(s) for s in slots], ensure_ascii=False, separators=(",", ":"))
+    return structured_json([asdict(s) for s in slots])
 
 
 def context_view(result: ContextResult) -> dict[str, object]:
