@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import Check, failed, passed
-from .sqlite_errors import SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_READONLY, is_read_only_url, path_of
+from .sqlite_errors import (
+    SQLITE_CORRUPT,
+    SQLITE_NOTADB,
+    SQLITE_READONLY,
+    is_read_only_url,
+    path_of,
+    result_code,
+)
 from .sqlite_schema import SCHEMA_VERSION as SQLITE_SCHEMA_VERSION
 
 DB = "database"
@@ -120,8 +127,8 @@ def _sqlite_open(target: str, path: Path) -> tuple[Check, sqlite3.Connection | N
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
-        if _code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB):
-            what = "is not a database or is damaged" if _code(exc) == SQLITE_NOTADB else "is damaged"
+        if result_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB):
+            what = "is not a database or is damaged" if result_code(exc) == SQLITE_NOTADB else "is damaged"
             return failed(DB, "opens", f"{path} {what} (SQLite: {exc})", RESTORE_FIX.format(path=path)), None
         return failed(DB, "opens", f"{path} cannot be read (SQLite: {exc})",
                       "see the permissions check; the file must be readable by this user"), None
@@ -136,7 +143,7 @@ def open_read_only(target: str, timeout: float = 5.0) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         # A WAL database in a directory we may not write to opens only immutable (nothing can write it then).
         path = path_of(target)
-        if _code(exc) != SQLITE_READONLY or path is None or Path(path + "-wal").exists():
+        if result_code(exc) != SQLITE_READONLY or path is None or Path(path + "-wal").exists():
             raise
         return _read_only_connection(base + "?mode=ro&immutable=1", timeout)
 
@@ -149,10 +156,6 @@ def _read_only_connection(uri: str, timeout: float) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
-
-
-def _code(exc: sqlite3.Error) -> int:
-    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def _sqlite_schema(conn: sqlite3.Connection) -> Check:

@@ -47,6 +47,11 @@ def path_of(target: str) -> str | None:
     return unquote(target[len("file:") :].partition("?")[0])
 
 
+def result_code(exc: sqlite3.Error) -> int:
+    """The primary result code of a sqlite3 error (0 when the driver gave none)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
 def is_read_only_url(target: str) -> bool:
     return "mode=ro" in target.partition("?")[2].split("&")
 
@@ -55,7 +60,7 @@ def sqlite_error(exc: sqlite3.Error, target: str, doing: str) -> StoreError:
     """The typed StoreError for a sqlite3 error met while `doing` ('open', 'read' or 'write')."""
     path = path_of(target) or "the in-memory database"
     outcome = _OUTCOME.get(doing, _OUTCOME["write"])
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    code = result_code(exc)
     detail = f"SQLite: {exc}"
     if code == SQLITE_FULL or (code == SQLITE_IOERR and doing == "write" and _low_space(path)):
         return DiskFull(
