@@ -57,7 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import fingerprint as _fingerprint_text
-from .core import Fingerprint
+from .core import _CODE, Fingerprint
 
 #: Fraction of token positions that must agree for an unanchored line to join a group.
 SIMILARITY = 0.85
@@ -67,9 +67,9 @@ MIN_TOKENS = 6
 STABLE = 3
 
 _SIMILAR_KINDS = frozenset({"fallback"})
-_ANCHOR_TOKEN = re.compile(
-    r"(?<![\w$])(?:[A-Z]{1,4}-?\d{3,5}|[A-Z]\w*(?:Error|Exception|Warning)|E[A-Z]{3,}|SIG[A-Z]{2,}"
-    r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+|TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL|ALERT|EMERG)"
+_ANCHOR_TOKEN = re.compile(  # the codes _mask_log keeps verbatim, exception classes, errno/signal names, severities
+    rf"(?<![\w$])(?:{_CODE}|[A-Z]\w*(?:Error|Exception|Warning)|E[A-Z]{{3,}}|SIG[A-Z]{{2,}}"
+    r"|TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL|ALERT|EMERG)"
     r"(?![\w$])"
 )
 
