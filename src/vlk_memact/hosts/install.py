@@ -118,6 +118,22 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data
 
 
+def _lenient_reader() -> Callable[[Path], dict[str, Any] | None]:
+    """_read for the lists of installations: an unreadable file counts as absent, and each file is read once
+    (~/.claude.json serves two scopes; a settings file holds both hooks and enabled plugins)."""
+    seen: dict[Path, dict[str, Any] | None] = {}
+
+    def read(path: Path) -> dict[str, Any] | None:
+        if path not in seen:
+            try:
+                seen[path] = _read(path)
+            except InvalidInput:
+                seen[path] = None
+        return seen[path]
+
+    return read
+
+
 def _is_our_handler(handler: Any) -> bool:
     """A hook handler that runs `vlk-memact hook claude-code` (as a console script or `python -m vlk_memact`)."""
     if not isinstance(handler, dict) or handler.get("type", "command") != "command":
@@ -157,8 +173,10 @@ def _hook_entries(data: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, 
                     yield event, handler
 
 
-def plugin_installations(project_dir: Path, home: Path) -> list[Installation]:
+def plugin_installations(project_dir: Path, home: Path,
+                         read: Callable[[Path], dict[str, Any] | None] | None = None) -> list[Installation]:
     """The vlk-memact plugin, where Claude Code records it as installed or enabled."""
+    read = read or _lenient_reader()
     found = []
     record = home / ".claude" / "plugins" / "installed_plugins.json"
     try:
@@ -172,10 +190,7 @@ def plugin_installations(project_dir: Path, home: Path) -> list[Installation]:
                                       ["hook", HOST, "--from-plugin"]))
     for scope in SCOPES:
         path = settings_path(scope, project_dir, home)
-        try:
-            settings = _read(path) or {}
-        except InvalidInput:
-            continue
+        settings = read(path) or {}
         enabled = settings.get("enabledPlugins")
         for plugin_id, on in (enabled.items() if isinstance(enabled, dict) else []):
             if on and str(plugin_id).split("@")[0] == PLUGIN_NAME:
@@ -184,16 +199,14 @@ def plugin_installations(project_dir: Path, home: Path) -> list[Installation]:
     return found
 
 
-def hook_installations(project_dir: Path, home: Path) -> list[Installation]:
+def hook_installations(project_dir: Path, home: Path,
+                       read: Callable[[Path], dict[str, Any] | None] | None = None) -> list[Installation]:
     """The vlk-memact hook entries of Claude Code's settings files (the plugin's hook checks only these)."""
+    read = read or _lenient_reader()
     found: list[Installation] = []
     for scope in SCOPES:
         path = settings_path(scope, project_dir, home)
-        try:
-            data = _read(path)
-        except InvalidInput:
-            continue
-        for event, handler in _hook_entries(data):
+        for event, handler in _hook_entries(read(path)):
             args = handler.get("args")
             found.append(Installation("hook", scope, str(path), event, handler.get("command"),
                                       [str(a) for a in args] if isinstance(args, list) else []))
@@ -204,20 +217,17 @@ def installations(project_dir: Path | None = None, home: Path | None = None) -> 
     """Every vlk-memact hook entry, MCP entry and plugin Claude Code would load for this project directory."""
     project_dir = (project_dir or Path.cwd()).resolve()
     home = home or home_dir()
-    found = hook_installations(project_dir, home)
+    read = _lenient_reader()
+    found = hook_installations(project_dir, home, read)
     for scope in SCOPES:
         path = mcp_path(scope, project_dir, home)
-        try:
-            data = _read(path) or {}
-        except InvalidInput:
-            continue
-        for name, entry in (_mcp_servers(data, scope, project_dir) or {}).items():
+        for name, entry in (_mcp_servers(read(path) or {}, scope, project_dir) or {}).items():
             command = entry.get("command") if isinstance(entry, dict) else None
             args = entry.get("args") if isinstance(entry, dict) else None
             if _our_mcp(entry) or (isinstance(command, str) and Path(command).name.startswith("vlk-memact")):
                 found.append(Installation("mcp", scope, str(path), str(name), command,
                                           [str(a) for a in args] if isinstance(args, list) else []))
-    return found + plugin_installations(project_dir, home)
+    return found + plugin_installations(project_dir, home, read)
 
 
 def doubled(found: list[Installation]) -> list[str]:
