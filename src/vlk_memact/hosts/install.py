@@ -378,9 +378,7 @@ def plan_install(scope: str, project_dir: Path, home: Path, with_server: bool = 
         path = mcp_path(scope, project_dir, home)
         before = _read(path)
         after, notes = _with_server(before or {}, scope, project_dir, command, prefix)
-        if after != (before or {}):
-            changes.append(Change(path, before, after, notes))
-        elif notes:
+        if after != (before or {}) or notes:
             changes.append(Change(path, before, after, notes))
     return changes
 
