@@ -245,14 +245,9 @@ class SqliteStore:
         with self._lock:
             conn = self._connection(writing=True)
             self._begin(conn, "BEGIN IMMEDIATE", "write")
-            try:
-                yield _SqliteTx(conn)
-            except sqlite3.Error as exc:
-                raise self._fault(exc, "write") from exc
-            finally:
-                _rollback(conn)
+            yield from self._run(conn, "write", commit=False)
 
-    def _run(self, conn: sqlite3.Connection, doing: str) -> Iterator[_SqliteTx]:
+    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool = True) -> Iterator[_SqliteTx]:
         try:
             yield _SqliteTx(conn)
         except sqlite3.Error as exc:
@@ -261,6 +256,9 @@ class SqliteStore:
         except BaseException:
             _rollback(conn)
             raise
+        if not commit:
+            _rollback(conn)
+            return
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
