@@ -29,14 +29,13 @@ def host_checks(project_dir: Path | None = None, home: Path | None = None) -> li
         checks.append(passed(HOSTS, "claude-code", "no hooks or MCP entry installed (optional: "
                              "`vlk-memact install claude-code`)"))
         return checks
-    commands: dict[tuple[str | None, tuple[str, ...]], list[str]] = defaultdict(list)
+    commands: dict[tuple[str | None, tuple[str, ...]], list[install.Installation]] = defaultdict(list)
     for item in found:
-        commands[(item.command, tuple(item.args))].append(f"{item.kind} {item.name} ({item.scope})")
+        commands[(item.command, tuple(item.args))].append(item)
     for (command, args), users in sorted(commands.items(), key=lambda kv: str(kv[0])):
-        where = sorted({i.file for i in found if (i.command, tuple(i.args)) == (command, args)})
-        item = next(i for i in found if (i.command, tuple(i.args)) == (command, args))
+        where = sorted({i.file for i in users})
         shown = " ".join([command or "(no command)", *args])
-        if item.executable_exists:
+        if users[0].executable_exists:
             checks.append(passed(HOSTS, "claude-code command", f"{shown} exists ({len(users)} entries in "
                                  f"{', '.join(where)})"))
         else:
