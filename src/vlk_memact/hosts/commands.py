@@ -52,12 +52,12 @@ def run(args: argparse.Namespace) -> int:
         from .gemini_install import run_command
 
         return run_command(args)
-    if args.command == "install" and args.scope is None:
-        args.scope = "local"
     from pathlib import Path
 
     from . import install
 
+    if args.command == "install" and args.scope is None:
+        args.scope = install.DEFAULT_SCOPE
     project_dir, home = Path.cwd().resolve(), install.home_dir()
     if args.command == "install":
         changes = install.plan_install(args.scope, project_dir, home, with_server=not args.no_mcp)
