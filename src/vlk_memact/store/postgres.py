@@ -48,7 +48,13 @@ except ImportError as exc:  # the driver is an optional extra
 from .postgres_browse import PostgresBrowse
 from .postgres_errors import is_connection_error, postgres_error, server_of
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
-from .rows import SLOT_COLUMNS, slot_from_row
+from .rows import (
+    HOST_CALL_COLUMNS,
+    HOST_CALLS_PER_SESSION,
+    SLOT_COLUMNS,
+    host_call_from_row,
+    slot_from_row,
+)
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 log = logging.getLogger(__name__)
@@ -58,9 +64,8 @@ CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
 _SEPARATOR = "\x1f"
 _TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "host_calls", "host_sessions")
-_HOST_CALL = ("SELECT id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at "
-              "FROM host_calls WHERE tenant = %s AND project = %s AND session_id = %s")
-HOST_CALLS_PER_SESSION = 2000  # the guard and resolution only look at recent calls
+_HOST_CALL = (f"SELECT {HOST_CALL_COLUMNS} FROM host_calls "
+              "WHERE tenant = %s AND project = %s AND session_id = %s")
 _CONTENT_FIELDS = ("tenant", "hash", "raw_log", "file_context", "tool_payload")
 # fmt: off
 _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
@@ -564,7 +569,7 @@ class _PostgresTx(PostgresBrowse):
 
     def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
         rows = self._rows(_HOST_CALL + " AND tool_use_id = %s", (*_key(key), tool_use_id))
-        return HostCall(*rows[0]) if rows else None
+        return host_call_from_row(rows[0]) if rows else None
 
     def host_calls(
         self,
@@ -593,7 +598,7 @@ class _PostgresTx(PostgresBrowse):
             query += " AND NOT claimed"
         query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT %s"
         params.append(limit)
-        return [HostCall(*r) for r in self._rows(query, params)]
+        return [host_call_from_row(r) for r in self._rows(query, params)]
 
     def claim_host_call(self, call_id: int) -> bool:
         return bool(self._rows("UPDATE host_calls SET claimed = true WHERE id = %s AND NOT claimed RETURNING id",

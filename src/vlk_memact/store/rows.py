@@ -1,4 +1,4 @@
-"""The one row shape both stores return for a slot, and its conversion to the model."""
+"""The row shapes both stores return for a slot and a host call, and their conversion to the model."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..model import ConstraintType, Origin, Retired, Scope, Slot, TemporalState
+from ..model import ConstraintType, HostCall, Origin, Retired, Scope, Slot, TemporalState
 
 # Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
 # memory_contents c (each backend keeps its own SQL around them).
@@ -67,3 +67,13 @@ def _build(row: Sequence[Any]) -> Slot:
         last_fired_at=fired_at,
         uid=uid,
     )
+
+
+# Both backends select these columns of host_calls, in this order (booleans are 0/1 in SQLite).
+HOST_CALL_COLUMNS = "id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at"
+HOST_CALLS_PER_SESSION = 2000  # kept per session by prune: the guard and resolution only look at recent calls
+
+
+def host_call_from_row(row: Sequence[Any]) -> HostCall:
+    """A HostCall from a row of HOST_CALL_COLUMNS."""
+    return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8])

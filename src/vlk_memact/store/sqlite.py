@@ -22,7 +22,13 @@ from urllib.parse import parse_qsl, quote
 
 from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
-from .rows import SLOT_COLUMNS, slot_from_row
+from .rows import (
+    HOST_CALL_COLUMNS,
+    HOST_CALLS_PER_SESSION,
+    SLOT_COLUMNS,
+    host_call_from_row,
+    slot_from_row,
+)
 from .sqlite_browse import SqliteBrowse
 from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
@@ -99,13 +105,8 @@ def _make_folder(folder: Path) -> None:
         ) from exc
 
 
-_HOST_CALL = ("SELECT id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at "
-              "FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?")
-HOST_CALLS_PER_SESSION = 2000  # the guard and resolution only look at recent calls
-
-
-def _host_call(row: Sequence[Any]) -> HostCall:
-    return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8])
+_HOST_CALL = (f"SELECT {HOST_CALL_COLUMNS} FROM host_calls "
+              "WHERE tenant = ? AND project = ? AND session_id = ?")
 
 
 def _fold(text: str | None) -> str | None:
@@ -545,7 +546,7 @@ class _SqliteTx(SqliteBrowse):
 
     def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
         row = self._conn.execute(_HOST_CALL + " AND tool_use_id = ?", (*_key(key), tool_use_id)).fetchone()
-        return None if row is None else _host_call(row)
+        return None if row is None else host_call_from_row(row)
 
     def host_calls(
         self,
@@ -573,7 +574,7 @@ class _SqliteTx(SqliteBrowse):
             query += " AND claimed = 0"
         query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT ?"
         params.append(limit)
-        return [_host_call(r) for r in self._conn.execute(query, params)]
+        return [host_call_from_row(r) for r in self._conn.execute(query, params)]
 
     def claim_host_call(self, call_id: int) -> bool:
         return self._conn.execute("UPDATE host_calls SET claimed = 1 WHERE id = ? AND claimed = 0",
