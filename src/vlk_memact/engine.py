@@ -7,7 +7,6 @@ validates input, applies decisions inside a transaction and returns typed result
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from types import TracebackType
@@ -45,7 +44,7 @@ from .model import (
     TimeTravelResult,
 )
 from .redact import redact
-from .render import CHARS_PER_TOKEN, context_result, estimate_tokens, lesson_text, render_context
+from .render import chars_tokens, context_result, estimate_tokens, lesson_text, render_context
 from .store import Store, Transaction, open_store
 
 log = logging.getLogger(__name__)
@@ -347,8 +346,8 @@ class Memory:
             present=present,
             past=past,
             future=future,
-            active_tokens=math.ceil(present_chars / CHARS_PER_TOKEN),
-            archived_tokens=math.ceil(past_chars / CHARS_PER_TOKEN),
+            active_tokens=chars_tokens(present_chars),
+            archived_tokens=chars_tokens(past_chars),
             visible_constraints=visible,
         )
 
@@ -573,7 +572,7 @@ def _recall_view(constraint: Slot) -> RecallView:
 
 def _tokens_of(slots: Any) -> int:
     """ceil(total characters / 3.8) over several logs, as the prototype sums before rounding."""
-    return math.ceil(sum(len(s.raw_log or "") for s in slots) / CHARS_PER_TOKEN)
+    return chars_tokens(sum(len(s.raw_log or "") for s in slots))
 
 
 def _lesson_fingerprint(slots: Sequence[Slot]) -> tuple[str | None, tuple[str, ...]]:

@@ -57,7 +57,12 @@ MIN_TRUNCATED_SLOT_TOKENS = 60  # below this, a slot that does not fit is left o
 
 def estimate_tokens(text: str | None) -> int:
     """ceil(characters / 3.8): the single estimator every figure in vlk-memact uses."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+    return chars_tokens(len(text)) if text else 0
+
+
+def chars_tokens(chars: int) -> int:
+    """The same estimate for a count of characters (summed over several logs, or in SQL)."""
+    return math.ceil(chars / CHARS_PER_TOKEN) if chars else 0
 
 
 def json_tokens(text: str) -> int:

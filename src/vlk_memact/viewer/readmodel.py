@@ -6,7 +6,6 @@ context preview go through Memory, the same calls the MCP tools make.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -14,17 +13,12 @@ from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
 from ..model import Conflict, Origin, Saving, SessionKey, SessionOverview, Slot, TemporalState
-from ..render import CHARS_PER_TOKEN
+from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
 SEARCH_LIMIT = 100
 CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
 MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
-
-
-def tokens(chars: int) -> int:
-    """The one estimator (ceil(characters / 3.8)), for characters summed in SQL."""
-    return math.ceil(chars / CHARS_PER_TOKEN) if chars else 0
 
 
 @dataclass(frozen=True)
