@@ -205,14 +205,11 @@ class PostgresStore:
         """
         conn = self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
         try:
-            counters = [
-                (name, last)
-                for (name,) in conn.execute(
-                    "SELECT pg_get_serial_sequence(t, 'id') FROM unnest(%s::text[]) AS t",
-                    (["agent_timeline", "memory_contents"],),
-                ).fetchall()
-                for (last,) in conn.execute("SELECT pg_sequence_last_value(%s::regclass)", (name,)).fetchall()
-            ]
+            counters = conn.execute(
+                "SELECT s, pg_sequence_last_value(s::regclass) FROM unnest(%s::text[]) AS t, "
+                "pg_get_serial_sequence(t, 'id') AS s",
+                (["agent_timeline", "memory_contents"],),
+            ).fetchall()
             try:
                 yield _PostgresTx(conn)
             except psycopg.Error as exc:
