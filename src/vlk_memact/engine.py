@@ -204,14 +204,15 @@ class Memory:
         if not captures:
             return None
         slots = {s.id: s for s in tx.slots_by_id(key, [c.slot_id for c in captures if c.slot_id is not None])}
+        wanted, quoted = set(keys), " ".join(text.split())
         for capture in captures:
             slot = slots.get(capture.slot_id or 0)
             if slot is None or slot.temporal_state is not TemporalState.PRESENT:
                 continue
             # Sharing a fingerprint key is what makes the loop detector group two slots; a model quoting part
             # of the captured output (at least a line's worth) is the same error too.
-            captured, quoted = " ".join((slot.raw_log or "").split()), " ".join(text.split())
-            if set(slot.fingerprint_keys) & set(keys) or quoted == captured or (
+            captured = " ".join((slot.raw_log or "").split())
+            if not wanted.isdisjoint(slot.fingerprint_keys) or quoted == captured or (
                 len(quoted) >= MIN_QUOTED_CHARS and (quoted in captured or captured in quoted)
             ):
                 if tx.claim_host_call(capture.id):
