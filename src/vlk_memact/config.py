@@ -12,6 +12,8 @@ from .errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 GUARD_MODES = ("deny", "warn", "off")
+# The settings that take one of a few words: the words, and how a value is normalised before the check.
+_CHOICES = {"log_level": (LOG_LEVELS, str.upper), "hook_guard": (GUARD_MODES, str.lower)}
 
 
 def mask_password(url: str) -> str:
@@ -68,13 +70,8 @@ class Settings:
         host_session = (env.get("VLK_HOST_SESSION_ID", "") or env.get("CLAUDE_CODE_SESSION_ID", "")).strip()
         if host_session:
             values["host_session_id"] = host_session
-        guard = env.get("VLK_HOOK_GUARD", "").strip().lower()
-        if guard:
-            if guard not in GUARD_MODES:
-                raise ConfigError(f"VLK_HOOK_GUARD must be one of {', '.join(GUARD_MODES)}, got {guard!r}")
-            values["hook_guard"] = guard
         for f in fields(cls):
-            if f.name in ("database_url", "project", "host_session_id", "hook_guard"):
+            if f.name in ("database_url", "project", "host_session_id"):
                 continue
             if f.name.startswith("auth_"):
                 text = env.get("VLK_" + f.name.upper(), "").strip()
@@ -99,10 +96,11 @@ class Settings:
                     raise ConfigError(f"{name} must be at least 1, got {number}")
                 values[f.name] = number
             else:
-                level = raw.strip().upper()
-                if level not in LOG_LEVELS:
-                    raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
-                values[f.name] = level
+                choices, normal = _CHOICES[f.name]
+                choice = normal(raw.strip())
+                if choice not in choices:
+                    raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
+                values[f.name] = choice
         return cls(**values)  # type: ignore[arg-type]
 
 
