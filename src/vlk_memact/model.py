@@ -294,8 +294,8 @@ class ConflictView:
 
 
 @dataclass(frozen=True)
-class ContextReport:
-    """What the pipeline did and what the context holds."""
+class ContextResult:
+    """The rendered active context plus what the pipeline did to produce it."""
 
     session_id: str
     project: str
@@ -309,12 +309,6 @@ class ContextReport:
     merges: list[MergeReport]
     conflicts: list[ConflictView]
     tokens_saved: int
-
-
-@dataclass(frozen=True)
-class ContextResult(ContextReport):
-    """The rendered active context plus what the pipeline did to produce it."""
-
     text: str = ""
 
 
