@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..config import mask_password
-from ..errors import ConfigError, DatabaseLocked, StoreError
+from ..errors import ConfigError, StoreError
 from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
 try:
@@ -46,7 +46,7 @@ except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
 from .postgres_browse import PostgresBrowse
-from .postgres_errors import is_connection_error, postgres_error, server_of
+from .postgres_errors import is_connection_error, lock_timeout_error, postgres_error
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
 from .rows import (
     HOST_CALL_COLUMNS,
@@ -285,11 +285,7 @@ class PostgresStore:
                 if time.monotonic() > deadline:
                     if lost:
                         raise self._fault(exc, doing) from exc
-                    raise DatabaseLocked(
-                        f"The vlk-memact tables on {server_of(self._conninfo)} stayed locked by another "
-                        f"session for {time.monotonic() - started:.1f} s, so this call did nothing; call again "
-                        "in a moment, and if it keeps happening look for a stuck session in pg_stat_activity."
-                    ) from exc
+                    raise lock_timeout_error(self._conninfo, time.monotonic() - started) from exc
                 if lost:
                     log.info("PostgreSQL connection unavailable (%s); retrying", type(exc).__name__)
                 time.sleep(delay * (0.5 + random.random()))

@@ -94,6 +94,15 @@ def unavailable(exc: BaseException, conninfo: str, doing: str, midway: bool = Fa
     )
 
 
+def lock_timeout_error(conninfo: str, waited_seconds: float) -> DatabaseLocked:
+    """The retryable error after the store gave up waiting for another session's write lock."""
+    return DatabaseLocked(
+        f"The vlk-memact tables on {server_of(conninfo)} stayed locked by another session for "
+        f"{waited_seconds:.1f} s, so this call did nothing; call again in a moment, and if it keeps happening "
+        "look for a stuck session in pg_stat_activity."
+    )
+
+
 def postgres_error(exc: BaseException, conninfo: str, doing: str, midway: bool = False) -> StoreError:
     """The typed StoreError for a psycopg error met while `doing` ('open', 'read', 'write' or 'commit');
     midway: inside a transaction that had started (the connection was there, then went away)."""
