@@ -45,13 +45,12 @@ try:
 except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
-from .postgres_browse import PostgresBrowse
+from .postgres_browse import _SELECT, _SEPARATOR, PostgresBrowse  # one slot SELECT, one separator
 from .postgres_errors import is_connection_error, lock_timeout_error, postgres_error
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
 from .rows import (
     HOST_CALL_COLUMNS,
     HOST_CALLS_PER_SESSION,
-    SLOT_COLUMNS,
     host_call_from_row,
     slot_from_row,
 )
@@ -62,7 +61,6 @@ log = logging.getLogger(__name__)
 LOCK_RETRY_SECONDS = 30.0  # total time a transaction keeps retrying to start before giving up
 CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
-_SEPARATOR = "\x1f"
 _TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "host_calls", "host_sessions")
 _HOST_CALL = (f"SELECT {HOST_CALL_COLUMNS} FROM host_calls "
               "WHERE tenant = %s AND project = %s AND session_id = %s")
@@ -75,8 +73,6 @@ _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "tem
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
-_SELECT = f"""SELECT {SLOT_COLUMNS}
-FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = %s AND t.project = %s AND t.session_id = %s "
 # What a session sees: its own constraints, its project's, and the tenant's global ones.
 _VISIBLE = """ t.tenant = %s AND t.temporal_state = 'FUTURE' AND (

@@ -25,11 +25,10 @@ from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, T
 from .rows import (
     HOST_CALL_COLUMNS,
     HOST_CALLS_PER_SESSION,
-    SLOT_COLUMNS,
     host_call_from_row,
     slot_from_row,
 )
-from .sqlite_browse import SqliteBrowse
+from .sqlite_browse import _SELECT, _SEPARATOR, SqliteBrowse  # one slot SELECT, one separator
 from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
@@ -37,14 +36,11 @@ log = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
 LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked database before giving up
-_SEPARATOR = "\x1f"
 _SLOT_FIELDS = ("uid", "tenant", "project", "session_id", "sequence_order", "temporal_state", "origin", "scope",
                 "content_hash", "learning_summary", "constraint_type", "created_at", "evidence", "fingerprint",
                 "fingerprint_keys", "fingerprint_version", "retired_reason", "lessons", "fire_count", "last_fired_at")
 _PRUNE_CHUNK = 500
 
-_SELECT = f"""SELECT {SLOT_COLUMNS}
-FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "
 # What a session sees: its own constraints, its project's, and the tenant's global ones. One branch per
 # scope, each with a full index prefix, so SQLite answers it with a multi-index OR instead of reading
