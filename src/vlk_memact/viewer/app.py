@@ -49,7 +49,6 @@ class Viewer:
     app: Any
     url: str  # with the launch token
     secrets: Secrets
-    allow_write: bool
 
 
 def build_app(memory: Memory, *, host: str = "127.0.0.1", port: int, allow_write: bool = False,
@@ -76,7 +75,7 @@ def build_app(memory: Memory, *, host: str = "127.0.0.1", port: int, allow_write
         shown_host = "127.0.0.1"
     url = f"http://{shown_host}:{port}/?token={keys.token}"
     guarded = Guard(app, keys, allowed_hosts(host, port, extra_hosts), cookie_name=f"vlk_ui_{port}")
-    return Viewer(guarded, url, keys, allow_write)
+    return Viewer(guarded, url, keys)
 
 
 def _link(path: str, **params: Any) -> str:
