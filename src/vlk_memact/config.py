@@ -17,9 +17,10 @@ _CHOICES = {"log_level": (LOG_LEVELS, str.upper), "hook_guard": (GUARD_MODES, st
 
 
 def mask_password(url: str) -> str:
-    """A DATABASE_URL with its password replaced by ***, in the userinfo and in a password= parameter."""
+    """A DATABASE_URL with its password replaced by ***, in the userinfo and in any password= parameter
+    (sslpassword= included)."""
     masked = re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
-    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", masked)
+    return re.sub(r"(?i)([?&]\w*password=)[^&]*", r"\1***", masked)
 
 
 @dataclass(frozen=True, slots=True)

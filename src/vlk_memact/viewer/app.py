@@ -9,7 +9,6 @@ the call behind vlk_revoke_future.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -24,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import inputs
+from ..config import mask_password
 from ..engine import Memory
 from ..errors import InvalidInput, NotFound, VlkError
 from ..model import SessionKey, Slot
@@ -234,5 +234,4 @@ def describe_database(url: str) -> str:
         return "SQLite (in memory)"
     if url.startswith("file:"):
         return "SQLite " + unquote(url[len("file:"):].partition("?")[0])
-    masked = re.sub(r"^(\w+://[^:/@]*):[^@/]*@", r"\1:***@", url)
-    return "PostgreSQL " + re.sub(r"(?i)(password=)[^&]*", r"\1***", masked)
+    return "PostgreSQL " + mask_password(url)
