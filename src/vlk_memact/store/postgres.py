@@ -551,8 +551,10 @@ class _PostgresTx(PostgresBrowse):
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
         rows = self._rows(
             "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
-            (*_key(key), call.tool_use_id, call.call_key, call.outcome, call.changes_state, slot_id),
+            "slot_id, tool, target, summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, call.changes_state, slot_id,
+             call.tool, call.target, call.summary),
         )
         return int(rows[0][0]) if rows else None
 

@@ -535,8 +535,10 @@ class _SqliteTx(SqliteBrowse):
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
         row = self._conn.execute(
             "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (*_key(key), call.tool_use_id, call.call_key, call.outcome, int(call.changes_state), slot_id),
+            "slot_id, tool, target, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, int(call.changes_state), slot_id,
+             call.tool, call.target, call.summary),
         ).fetchone()
         return None if row is None else int(row[0])
 
