@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
-from . import guard, inject
+from . import guard, inject, steps
 
 if TYPE_CHECKING:
     from ..engine import Memory
     from ..store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
-FILE_FIELDS = ("file_path", "notebook_path", "path")
+FILE_FIELDS = steps.FILE_FIELDS
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
 FAILURES_LOOKED_AT = 50
 EVENTS_LOOKED_AT = 200
@@ -49,6 +49,19 @@ class ToolCall:
     def described(self) -> str:
         return inject.describe_call(self.tool_name, self.tool_input)
 
+    @property
+    def target(self) -> str | None:
+        return steps.target_of(self.tool_name, self.tool_input, self.shell_tools)
+
+    @property
+    def summary(self) -> str:
+        return steps.summary_of(self.tool_name, self.tool_input, self.shell_tools, self.edit_tools)
+
+    def host_call(self, outcome: str, changes_state: bool = False) -> NewHostCall:
+        """The row a hook stores for this call: its identity, outcome, tool, target and summary."""
+        return NewHostCall(self.tool_use_id, self.key, outcome, changes_state, self.tool_name, self.target,
+                           self.summary)
+
 
 @dataclass(frozen=True)
 class GuardResult:
@@ -69,12 +82,7 @@ def is_own_tool(tool_name: str) -> bool:
 
 def file_context(tool_input: Any, cwd: str | None) -> str | None:
     """The file the call was about (Edit, Write, Read, ...), else the working directory of the command."""
-    if isinstance(tool_input, Mapping):
-        for name in FILE_FIELDS:
-            value = tool_input.get(name)
-            if isinstance(value, str) and value.strip():
-                return value
-    return cwd or None
+    return steps.file_of(tool_input) or cwd or None
 
 
 def tool_payload(call: ToolCall, max_chars: int) -> dict[str, Any]:
@@ -122,7 +130,7 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
         file_context=file_context(call.tool_input, call.cwd),
         tool_payload=tool_payload(call, memory.settings.max_field_chars),
         session_id=call.session_id,
-        host_call=NewHostCall(call.tool_use_id, call.key, "failure", False),
+        host_call=call.host_call("failure"),
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
@@ -154,17 +162,20 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     the same call: the fix worked, the stale error leaves the context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
+    target = call.target
     with memory.store.read() as tx:
-        # Nothing failed in this session (or, for a read, this call never failed): a success changes nothing
-        # the guard or resolution will ever look at, so nothing is written (no fsync on every tool call).
-        if not tx.host_calls(key, call_key=None if changes else call.key, outcome="failure", limit=1):
+        # Nothing failed in this session (or, for a read, neither this call nor a call on its file failed): a
+        # success changes nothing the guard or resolution will ever look at, so nothing is written (no fsync
+        # on every tool call).
+        if not changes and not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1) and not (
+                target and tx.host_calls(key, target=target, outcome="failure", limit=1)):
+            return
+        if changes and not tx.host_calls(key, outcome="failure", limit=1):
             return
     with memory.store.write() as tx:
         failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
                                  limit=FAILURES_LOOKED_AT)
-        if not failures and not changes:
-            return
-        tx.add_host_call(key, NewHostCall(call.tool_use_id, call.key, "success", changes), None)
+        tx.add_host_call(key, call.host_call("success", changes), None)
         ids = [f.slot_id for f in failures if f.slot_id is not None]
         live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
         if live:

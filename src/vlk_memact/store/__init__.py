@@ -106,6 +106,7 @@ class Transaction(Protocol):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,

@@ -568,6 +568,7 @@ class _PostgresTx(PostgresBrowse):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
@@ -581,6 +582,9 @@ class _PostgresTx(PostgresBrowse):
         if outcome is not None:
             query += " AND outcome = %s"
             params.append(outcome)
+        if target is not None:
+            query += " AND target = %s"
+            params.append(target)
         if within_seconds is not None:
             query += (" AND created_at >= to_char(statement_timestamp() AT TIME ZONE 'UTC' - "
                       "make_interval(secs => %s), 'YYYY-MM-DD HH24:MI:SS.MS')")

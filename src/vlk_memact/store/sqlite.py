@@ -552,6 +552,7 @@ class _SqliteTx(SqliteBrowse):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
@@ -565,6 +566,9 @@ class _SqliteTx(SqliteBrowse):
         if outcome is not None:
             query += " AND outcome = ?"
             params.append(outcome)
+        if target is not None:
+            query += " AND target = ?"
+            params.append(target)
         if within_seconds is not None:
             query += " AND created_at >= strftime('%Y-%m-%d %H:%M:%f', 'now', ?)"
             params.append(f"-{within_seconds} seconds")
