@@ -141,6 +141,55 @@ class NewHostCall:
 
 
 @dataclass(frozen=True, slots=True)
+class FixStep:
+    """One successful call that ran between a failure and the success that resolved it (or the changed call)."""
+
+    tool_use_id: str | None
+    tool: str | None
+    summary: str  # the host call's redacted, capped summary: what ran, never the model's words
+
+
+@dataclass(frozen=True, slots=True)
+class NewFix:
+    """What resolution asks a store to keep: the failures a success resolved, and what ran in between."""
+
+    key: SessionKey
+    kind: str  # "fix" (steps ran in between, or the call changed) or "retry" (the same call passed on retry)
+    fingerprint: str | None
+    fingerprint_keys: tuple[str, ...]
+    error: str  # the head of the resolved error as stored (already redacted)
+    failed: str  # summary of the call that failed
+    passed: str  # summary of the call that then passed
+    steps: tuple[FixStep, ...] = ()
+    left_out: int = 0  # steps older than the kept ones
+    slot_uids: tuple[str, ...] = ()  # the failures (timeline slots) it resolved
+    scope: str = "project"  # "global" when a global lesson covers the error
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A stored fix: evidence of what resolved an error in one session, keyed on the error's fingerprint."""
+
+    id: int
+    uid: str
+    tenant: str
+    project: str
+    session_id: str
+    kind: str
+    fingerprint: str | None
+    fingerprint_keys: tuple[str, ...]
+    error: str
+    failed: str
+    passed: str
+    steps: tuple[FixStep, ...]
+    left_out: int
+    slot_uids: tuple[str, ...]
+    scope: str
+    demoted: int  # times it was recalled, applied, and the error came back anyway
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class Conflict:
     """Two active constraints that give opposite directives."""
 

@@ -11,8 +11,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
-from . import guard, inject, steps
+from ..model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
+from . import fixes, guard, inject, steps
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -134,6 +134,30 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
+    said = [_announce(memory, call, record), _fix_note(memory, call.session_id, record.timeline_id)]
+    return "\n".join(t for t in said if t) or None
+
+
+def _fix_note(memory: Memory, session_id: str, slot_id: int) -> str | None:
+    """What fixed this error in an earlier session (fix memory), said once per fix and session."""
+    key = _session(memory, session_id)
+    with memory.store.read() as tx:
+        slot = tx.slots_by_id(key, [slot_id])
+        told = tx.injected(key) if slot else []
+        found, demote = fixes.for_failure(tx, key, slot[0], told) if slot else ([], [])
+    if demote:
+        with memory.store.write() as tx:
+            for fix_id in demote:
+                tx.demote_fix(fix_id)
+    if not found:
+        return None
+    shown = found[: fixes.FIXES_TOLD]
+    _remember_injected(memory, key, [f"f:{f.id}" for f in shown])
+    return fixes.recall_text(shown, key.session)
+
+
+def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
+    """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None."""
     context = memory.fetch_context(session_id=call.session_id)
     key = _session(memory, call.session_id)
     mode = memory.settings.hook_guard
@@ -158,8 +182,9 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
 
 
 def on_success(memory: Memory, call: ToolCall) -> None:
-    """Remember a state-changing success (the guard's "something changed"), and retire the live failures of
-    the same call: the fix worked, the stale error leaves the context."""
+    """Remember a state-changing success (the guard's "something changed"), and resolve the failures of the
+    same call or of a changed version of it: their fix is kept (hosts/fixes.py), the stale errors leave the
+    context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
     target = call.target
@@ -172,11 +197,13 @@ def on_success(memory: Memory, call: ToolCall) -> None:
             return
         if changes and not tx.host_calls(key, outcome="failure", limit=1):
             return
+    success = call.host_call("success", changes)
     with memory.store.write() as tx:
-        failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
-                                 limit=FAILURES_LOOKED_AT)
-        tx.add_host_call(key, call.host_call("success", changes), None)
-        ids = [f.slot_id for f in failures if f.slot_id is not None]
+        success_id = tx.add_host_call(key, success, None)
+        if success_id is None:
+            return  # the host delivered the same event twice: resolved the first time
+        # The failures this success resolves, and their fixes (fix memory), kept as evidence.
+        ids = fixes.resolve(tx, key, success, success_id, call.shell_tools)
         live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
         if live:
             tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)

@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 from ..errors import ConfigError
 from ..model import (
+    Fix,
+    NewFix,
     HostCall,
     NewHostCall,
     NewSlot,
@@ -123,6 +125,22 @@ class Transaction(Protocol):
 
     def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
         """Replace the session's injected item keys."""
+
+    # ---- fix memory (hosts/fixes.py); implemented in store/*_fixes.py ----
+
+    def add_fix(self, fix: NewFix) -> int:
+        """Keep one fix (its steps, the failures it resolved) and index it by its fingerprint keys."""
+
+    def fixes_matching(self, key: SessionKey, fingerprint_keys: Sequence[str], limit: int,
+                       include_own: bool = False) -> list[Fix]:
+        """Fixes of an error sharing any of these keys, learned in another session of the project (or this one
+        too with include_own), or global ones of the tenant; newest first (indexed)."""
+
+    def fixes(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Fix]:
+        """The newest limit fixes of the tenant (and project, and session), newest first."""
+
+    def demote_fix(self, fix_id: int) -> None:
+        """Count one more time this fix was recalled, applied, and its error came back anyway."""
 
     # ---- reads for browsing the memory (the viewer); implemented in store/*_browse.py ----
 

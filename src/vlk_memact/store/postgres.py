@@ -46,6 +46,7 @@ except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
 from .postgres_browse import _SELECT, _SEPARATOR, PostgresBrowse  # one slot SELECT, one separator
+from .postgres_fixes import PostgresFixes
 from .postgres_errors import is_connection_error, lock_timeout_error, postgres_error
 from .postgres_schema import NOW_MILLIS, advisory_key, migrate
 from .rows import (
@@ -315,7 +316,7 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
         pass  # a broken connection: the pool discards it on putconn
 
 
-class _PostgresTx(PostgresBrowse):
+class _PostgresTx(PostgresBrowse, PostgresFixes):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
@@ -663,6 +664,7 @@ class _PostgresTx(PostgresBrowse):
             filters,
         ):
             yield {"type": "key", "constraint": constraint, "key": key}
+        yield from self._dump_fixes(tenant, project, session)
 
     def load(self, record: dict[str, Any]) -> bool:
         kind = record.get("type")
@@ -769,6 +771,8 @@ class _PostgresTx(PostgresBrowse):
                 )
                 == 1
             )
+        if kind == "fix":
+            return self._load_fix(record)
         raise ValueError(f"unknown export record type {kind!r}")
 
     def _id_of(self, uid: str) -> int | None:

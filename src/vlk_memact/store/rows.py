@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..model import ConstraintType, HostCall, Origin, Retired, Scope, Slot, TemporalState
+from ..model import ConstraintType, Fix, FixStep, HostCall, NewFix, Origin, Retired, Scope, SessionKey, Slot, TemporalState
 
 # Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
 # memory_contents c (each backend keeps its own SQL around them).
@@ -79,3 +79,55 @@ def host_call_from_row(row: Sequence[Any]) -> HostCall:
     """A HostCall from a row of HOST_CALL_COLUMNS."""
     return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8],
                     row[9], row[10], row[11])
+
+
+# Both backends select these columns of fixes, in this order (JSON lists are stored as text).
+FIX_COLUMNS = ("f.id, f.uid, f.tenant, f.project, f.session_id, f.kind, f.fingerprint, f.fingerprint_keys, f.error, "
+               "f.failed, f.passed, f.steps, f.left_out, f.slot_uids, f.scope, f.demoted, f.created_at")
+FIX_FIELDS = ("uid", "tenant", "project", "session_id", "kind", "fingerprint", "fingerprint_keys", "error", "failed",
+              "passed", "steps", "left_out", "slot_uids", "scope", "demoted", "created_at")  # an export record
+
+
+def fix_from_row(row: Sequence[Any]) -> Fix:
+    """A Fix from a row of FIX_COLUMNS."""
+    (id_, uid, tenant, project, session, kind, fp, keys, error, failed, passed, steps, left_out, slot_uids, scope,
+     demoted, created) = row
+    return Fix(id_, uid, tenant, project, session, kind, fp, tuple(json.loads(keys or "[]")), error, failed, passed,
+               tuple(FixStep(*s) for s in json.loads(steps or "[]")), left_out, tuple(json.loads(slot_uids or "[]")),
+               scope, demoted, created)
+
+
+def fix_values(fix: NewFix) -> tuple[Any, ...]:
+    """The values of an insert, in FIX_FIELDS order from kind to scope (tenant, project, session first)."""
+    return (*_session_of(fix), fix.kind, fix.fingerprint, json.dumps(list(fix.fingerprint_keys), ensure_ascii=False),
+            fix.error, fix.failed, fix.passed,
+            json.dumps([[s.tool_use_id, s.tool, s.summary] for s in fix.steps], ensure_ascii=False),
+            fix.left_out, json.dumps(list(fix.slot_uids)), fix.scope)
+
+
+def _session_of(fix: NewFix) -> tuple[str, str, str]:
+    return (fix.key.tenant, fix.key.project, fix.key.session)
+
+
+def fix_record(row: Sequence[Any]) -> dict[str, Any]:
+    """An export record of a row of FIX_COLUMNS (its local id left out)."""
+    record = dict(zip(FIX_FIELDS, row[1:], strict=True), type="fix")
+    for name in ("fingerprint_keys", "steps", "slot_uids"):
+        record[name] = json.loads(record[name] or "[]")
+    return record
+
+
+def fix_from_record(record: dict[str, Any]) -> tuple[NewFix, str, int, str | None]:
+    """(the fix, its uid, demoted, created_at) of an export record; ValueError names what is wrong."""
+    try:
+        steps = tuple(FixStep(s[0], s[1], str(s[2])) for s in record.get("steps") or ())
+        fix = NewFix(
+            SessionKey(str(record["tenant"]), str(record["project"]), str(record["session_id"])),
+            str(record["kind"]), record.get("fingerprint"), tuple(str(k) for k in record.get("fingerprint_keys") or ()),
+            str(record.get("error") or ""), str(record.get("failed") or ""), str(record.get("passed") or ""),
+            steps, int(record.get("left_out") or 0), tuple(str(u) for u in record.get("slot_uids") or ()),
+            str(record.get("scope") or "project"),
+        )
+        return fix, str(record["uid"]), int(record.get("demoted") or 0), record.get("created_at")
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f"fix record {record.get('uid')!r} is malformed: {exc}") from exc

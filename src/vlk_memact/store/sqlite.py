@@ -29,6 +29,7 @@ from .rows import (
     slot_from_row,
 )
 from .sqlite_browse import _SELECT, _SEPARATOR, SqliteBrowse  # one slot SELECT, one separator
+from .sqlite_fixes import SqliteFixes
 from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
 from .sqlite_schema import content_hash, migrate
 
@@ -331,7 +332,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 REOPEN_AFTER = (ReadOnlyDatabase, DatabaseCorrupt, DatabaseIOError)
 
 
-class _SqliteTx(SqliteBrowse):
+class _SqliteTx(SqliteBrowse, SqliteFixes):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -641,6 +642,7 @@ class _SqliteTx(SqliteBrowse):
         ):
             yield {"type": "key", "constraint": constraint, "key": key}
         self._conn.execute("DROP TABLE temp.vlk_export")
+        yield from self._dump_fixes(tenant, project, session)
 
     def load(self, record: dict[str, Any]) -> bool:
         kind = record.get("type")
@@ -702,6 +704,8 @@ class _SqliteTx(SqliteBrowse):
             return constraint is not None and self._conn.execute(
                 "INSERT OR IGNORE INTO constraint_keys (key, constraint_id) VALUES (?, ?)", (record["key"], constraint)
             ).rowcount == 1
+        if kind == "fix":
+            return self._load_fix(record)
         raise ValueError(f"unknown export record type {kind!r}")
 
     def _id_of(self, uid: str) -> int | None:

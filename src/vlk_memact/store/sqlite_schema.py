@@ -282,6 +282,41 @@ def m006_host_call_steps(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX idx_host_calls_target ON host_calls(tenant, project, session_id, target, id)")
 
 
+
+@migration
+def m007_fixes(conn: sqlite3.Connection) -> None:
+    """Fix memory: what resolved an error in a session (the steps that ran between its last failure and the
+    success), keyed on the error's fingerprint keys so a later session meeting the error is told."""
+    conn.execute(
+        """CREATE TABLE fixes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK(kind IN ('fix','retry')),
+            fingerprint TEXT,
+            fingerprint_keys TEXT NOT NULL DEFAULT '[]',
+            error TEXT NOT NULL,
+            failed TEXT NOT NULL,
+            passed TEXT NOT NULL,
+            steps TEXT NOT NULL DEFAULT '[]',
+            left_out INTEGER NOT NULL DEFAULT 0,
+            slot_uids TEXT NOT NULL DEFAULT '[]',
+            scope TEXT NOT NULL DEFAULT 'project' CHECK(scope IN ('project','global')),
+            demoted INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f','now')))"""
+    )
+    conn.execute("CREATE INDEX idx_fixes_project ON fixes(tenant, project, session_id, id)")
+    conn.execute(
+        """CREATE TABLE fix_keys (
+            tenant TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fix_id INTEGER NOT NULL REFERENCES fixes(id) ON DELETE CASCADE,
+            PRIMARY KEY(tenant, key, fix_id)) WITHOUT ROWID"""
+    )
+    conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys(fix_id)")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

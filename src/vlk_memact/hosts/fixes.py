@@ -1,0 +1,224 @@
+"""Fix memory at the hooks: what resolved a failure in a session, and saying it when the error comes back.
+
+Resolution (on a success): the failures of the same call, or of a changed version of it (same tool and
+same target: the same script or program, the same file), since that call last succeeded are resolved.
+The fix is what ran between the last failure of an error and the success and could have changed the
+outcome: successful edits, writes and state-changing commands (never reads), plus the changed call
+itself when the call changed. The same call passing with nothing in between "passed on retry": kept
+as such, never offered as a fix. Only recorded calls are named, by their stored summaries.
+
+Recall (on a failure): a fix of the same error (a shared fingerprint key) from an earlier session of
+the project, or a global one, is said in one line per fix, latest working fix first; a fix that was
+told in this session, applied, and the error came back anyway is demoted and not offered again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionKey, Slot
+from ..quoting import quoted_line
+from . import inject
+
+if TYPE_CHECKING:
+    from ..store import Transaction
+
+MAX_STEPS = 3  # steps kept per fix, those closest to the success
+MAX_ERRORS = 3  # distinct errors (fingerprints) one success resolves at most
+CALLS_LOOKED_AT = 200  # a session's recent calls read to resolve or to tell an applied fix
+ERROR_CHARS = 300  # the head of the resolved error kept with the fix
+FIXES_LOOKED_AT = 20
+FIXES_TOLD = 2  # distinct fixes said after one failure
+STEP_CHARS = 150
+FIX = "fix"
+RETRY = "retry"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The fix of one error: its kind, the steps kept (oldest first) and how many older ones were left out."""
+
+    kind: str
+    steps: tuple[FixStep, ...]
+    left_out: int
+
+
+def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall]) -> Planned:
+    """The fix of a failure whose last occurrence had call key failed_key, resolved by success; between are
+    the session's calls after that failure and before the success, oldest first. Pure."""
+    steps: list[FixStep] = []
+    for call in between:
+        if call.outcome != "success" or not call.changes_state or not call.summary:
+            continue  # failures, reads and read-only commands change nothing the next call sees
+        if call.call_key in (failed_key, success.call_key):
+            continue
+        step = FixStep(call.tool_use_id, call.tool, call.summary)
+        steps = [s for s in steps if s.summary != step.summary] + [step]  # a repeated step counts once, last
+    if success.call_key != failed_key and success.summary:
+        steps.append(FixStep(success.tool_use_id, success.tool, success.summary))
+    if not steps:
+        return Planned(RETRY, (), 0)
+    kept = tuple(steps[-MAX_STEPS:])
+    return Planned(FIX, kept, len(steps) - len(kept))
+
+
+def _changed_version_counts(success: NewHostCall, shell_tools: frozenset[str] | Sequence[str]) -> bool:
+    """Does a success with another key on the same target resolve that target's failures? For a file tool
+    yes (the same file), for a command only when the target names a script or subcommand (`python run.py`,
+    `git commit`) or the command changes state: `cat a` passing says nothing about `cat b`."""
+    if success.target is None or success.tool is None:
+        return False
+    return success.tool not in shell_tools or " " in success.target or success.changes_state
+
+
+def _unresolved(calls: Sequence[HostCall], skip_id: int) -> list[HostCall]:
+    """The failures, newest first, after the newest success among calls (newest first)."""
+    found = []
+    for call in calls:
+        if call.id == skip_id:
+            continue
+        if call.outcome == "success":
+            break
+        found.append(call)
+    return found
+
+
+def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: int,
+            shell_tools: frozenset[str] | Sequence[str]) -> list[int]:
+    """Store the fixes a success just recorded (success_id) resolves; return the ids of the failed slots."""
+    failures = {c.id: c for c in _unresolved(
+        tx.host_calls(key, call_key=success.call_key, newest_first=True, limit=FIXES_LOOKED_AT), success_id)}
+    if _changed_version_counts(success, shell_tools):
+        same_target = [c for c in tx.host_calls(key, target=success.target, newest_first=True, limit=FIXES_LOOKED_AT)
+                       if c.tool == success.tool]
+        failures.update((c.id, c) for c in _unresolved(same_target, success_id))
+    failed = [c for c in failures.values() if c.outcome == "failure" and c.slot_id is not None]
+    if not failed:
+        return []
+    slots = {s.id: s for s in tx.slots_by_id(key, [c.slot_id for c in failed if c.slot_id is not None])}
+    # One fix per error: its occurrences, newest first; the errors most recently failing first.
+    errors: dict[str, list[tuple[HostCall, Slot]]] = {}
+    for call in sorted(failed, key=lambda c: c.id, reverse=True):
+        slot = slots.get(call.slot_id or 0)
+        if slot is not None:
+            errors.setdefault(slot.fingerprint or f"slot:{slot.id}", []).append((call, slot))
+    if not errors:
+        return []
+    oldest_last = min(pairs[0][0].id for pairs in list(errors.values())[:MAX_ERRORS])
+    recent = tx.host_calls(key, after_id=oldest_last, newest_first=True, limit=CALLS_LOOKED_AT)
+    recent = sorted((c for c in recent if c.id < success_id), key=lambda c: c.id)
+    for pairs in list(errors.values())[:MAX_ERRORS]:
+        last_call, last_slot = pairs[0]
+        planned = plan_fix(last_call.call_key, success, [c for c in recent if c.id > last_call.id])
+        keys = tuple(dict.fromkeys(k for _, s in pairs for k in (s.fingerprint_keys or ((s.fingerprint,)
+                                                                                         if s.fingerprint else ()))))
+        if not keys:
+            continue
+        scope = "global" if any(c.scope is Scope.GLOBAL for c in tx.constraints_matching(key, keys)) else "project"
+        tx.add_fix(NewFix(
+            key, planned.kind, last_slot.fingerprint, keys[:16], (last_slot.raw_log or "")[:ERROR_CHARS],
+            last_call.summary or "", success.summary or "", planned.steps, planned.left_out,
+            tuple(s.uid for _, s in pairs if s.uid), scope,
+        ))
+    return [s.id for pairs in errors.values() for _, s in pairs]
+
+
+# ---- recall ----
+
+
+def _step_text(step: FixStep) -> str:
+    return quoted_line(step.summary, STEP_CHARS)
+
+
+def fix_line(fix: Fix) -> str:
+    """What fixed the error, as one line: the steps oldest first, and what then passed."""
+    steps = list(fix.steps)
+    changed = bool(steps) and steps[-1].summary == fix.passed
+    if changed:
+        steps = steps[:-1]
+    said = "; ".join(_step_text(s) for s in steps)
+    if fix.left_out:
+        said = f"{fix.left_out} earlier step{'s' if fix.left_out > 1 else ''}, then {said}"
+    passed = quoted_line(fix.passed, STEP_CHARS)
+    if changed and said:
+        return f"{said} (then the changed call {passed} passed)"
+    if changed:
+        return f"the changed call {passed} (it passed)"
+    return f"{said} (then {passed} passed)"
+
+
+def working(fixes: Sequence[Fix]) -> list[Fix]:
+    """Distinct fixes (by what they did), latest first; a fix whose latest record was demoted is left out."""
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for fix in sorted(fixes, key=lambda f: f.id, reverse=True):
+        if fix.kind != FIX:
+            continue
+        what = tuple(s.summary for s in fix.steps)
+        if what in seen:
+            continue
+        seen.add(what)
+        if fix.demoted == 0:
+            kept.append(fix)
+    return kept
+
+
+def recall_text(fixes: Sequence[Fix], session_id: str) -> str | None:
+    """One line per fix (at most FIXES_TOLD), latest first; None without a working fix."""
+    told = fixes[:FIXES_TOLD]
+    if not told:
+        return None
+    lines = []
+    for i, fix in enumerate(told):
+        where = "in this session" if fix.session_id == session_id else "in an earlier session"
+        lead = f"{inject.PREFIX} fixed {where} by: " if i == 0 else f"{inject.PREFIX} before that, fixed by: "
+        lines.append(lead + fix_line(fix))
+    return inject.cap("\n".join(lines))
+
+
+def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
+    """Did these successes run one of the fix's steps again (by its summary)?"""
+    done = {c.summary for c in successes if c.outcome == "success"}
+    return any(s.summary in done for s in fix.steps)
+
+
+def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence[str]) -> tuple[list[Fix], list[int]]:
+    """The working fixes to tell after this failure, and the ids of fixes told earlier in the session that were
+    applied and did not hold (to demote). Reads only."""
+    keys = slot.fingerprint_keys or ((slot.fingerprint,) if slot.fingerprint else ())
+    if not keys:
+        return [], []
+    found = tx.fixes_matching(key, keys, FIXES_LOOKED_AT)
+    if not found:
+        return [], []
+    told = {item for item in injected if item.startswith("f:")}
+    demote: list[int] = []
+    earlier = [f for f in found if f"f:{f.id}" in told and f.demoted == 0]
+    if earlier:
+        successes = tx.host_calls(key, outcome="success", newest_first=True, limit=CALLS_LOOKED_AT)
+        demote = [f.id for f in earlier if applied(f, successes)]
+    fresh = [f for f in working([f for f in found if f.id not in demote])
+             if f"f:{f.id}" not in told]
+    return fresh, demote
+
+
+# ---- for other readers: lessons, carry-over, MCP ----
+
+
+def fix_of(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str]) -> Fix | None:
+    """The latest working fix of an error with these keys anywhere in the project (this session included)."""
+    if not fingerprint_keys:
+        return None
+    found = working(tx.fixes_matching(key, fingerprint_keys, FIXES_LOOKED_AT, include_own=True))
+    return found[0] if found else None
+
+
+def fixed_and_gone(constraint: Slot, fix: Fix | None) -> bool:
+    """A lesson whose error was fixed and has not been met since (its last firing is older than the fix): the
+    carry-over need not inject it at the next SessionStart."""
+    if fix is None:
+        return False
+    seen = max(constraint.last_fired_at or "", constraint.created_at or "")
+    return seen[:19] <= fix.created_at[:19]
