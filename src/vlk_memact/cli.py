@@ -10,8 +10,9 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 
-from . import render
+from . import fix_memory, render
 from .config import Settings
 from .engine import Memory
 from .errors import InvalidInput, VlkError
@@ -52,6 +53,14 @@ def _parser() -> argparse.ArgumentParser:
 
     history = sub.add_parser("history", parents=[session], help="print the timeline as JSON")
     history.add_argument("--limit", type=int, default=50)
+    history.add_argument("--fixes", action="store_true",
+                         help="print {\"slots\": [...], \"fixes\": [...]}: the timeline and the session's fixes")
+
+    fixes = sub.add_parser("fixes", help="list what fixed errors (fix memory), newest first")
+    fixes.add_argument("--session", help="only the fixes learned in this session")
+    fixes.add_argument("--all-projects", action="store_true", help="every project of the tenant")
+    fixes.add_argument("--limit", type=int, default=50)
+    fixes.add_argument("--json", action="store_true", help="print a JSON array")
 
     search = sub.add_parser("search", parents=[session], help="search logs, lessons and evidence")
     search.add_argument("query")
@@ -177,7 +186,18 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
     if args.command == "context":
         return memory.fetch_context(session_id=sid, max_tokens=args.max_tokens).text
     if args.command == "history":
-        return render.slots_json(memory.get_history(limit=args.limit, session_id=sid).slots)
+        slots = memory.get_history(limit=args.limit, session_id=sid).slots
+        if not args.fixes:
+            return render.slots_json(slots)
+        found = fix_memory.list_fixes(memory, session=memory._key(sid).session, limit=args.limit)  # noqa: SLF001
+        return render.structured_json({"slots": [asdict(s) for s in slots],
+                                       "fixes": [fix_memory.fix_json(f) for f in found]})
+    if args.command == "fixes":
+        if args.limit < 1:
+            raise InvalidInput(f"--limit must be at least 1, got {args.limit}")
+        found = fix_memory.list_fixes(memory, session=args.session, limit=args.limit, every_project=args.all_projects)
+        return (render.structured_json([fix_memory.fix_json(f) for f in found]) if args.json
+                else fix_memory.fixes_text(found))
     if args.command == "search":
         return render.slots_json(memory.search_memory(query=args.query, limit=args.limit, session_id=sid).slots)
     if args.command == "summary":

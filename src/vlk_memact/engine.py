@@ -17,6 +17,7 @@ from .config import Settings, detect_project
 from .conflicts import find_conflicts
 from .consolidate import plan_consolidation
 from .errors import NotFound
+from .fix_memory import error_fixes, lesson_fixes
 from .fingerprint import FINGERPRINT_VERSION, fingerprint
 from .loops import detect_loops
 from .model import (
@@ -173,6 +174,7 @@ class Memory:
                 tx.fire([c.id for c in recalled])
             if host_call is not None:
                 tx.add_host_call(key, host_call, slot.id)
+            fixed = error_fixes(tx, key, fp.keys)  # fix memory: what fixed this error in another session
         log.info("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
                  slot.id, content_id, key.session, slot.sequence_order)
         return RecordResult(
@@ -188,6 +190,7 @@ class Memory:
             truncated=truncated,
             recalled=[_recall_view(c) for c in _rank(recalled, set(fp.keys))],
             redacted=list(dict.fromkeys(found)),
+            fixed_before=fixed,
         )
 
     def _recorded_already(
@@ -360,7 +363,8 @@ class Memory:
         budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.write() as tx:
             pipeline = self._pipeline(tx, key, logging.INFO)
-        return _context_result(key, budget, *pipeline)
+            fixes = lesson_fixes(tx, key, pipeline[0])
+        return _context_result(key, budget, *pipeline, fixes=fixes)
 
     def preview_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
         """What fetch_context would return now, by the same pipeline in a transaction that is rolled back."""
@@ -368,7 +372,8 @@ class Memory:
         budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.dry_run() as tx:
             pipeline = self._pipeline(tx, key, logging.DEBUG)
-        return _context_result(key, budget, *pipeline)
+            fixes = lesson_fixes(tx, key, pipeline[0])
+        return _context_result(key, budget, *pipeline, fixes=fixes)
 
     def _pipeline(
         self, tx: Transaction, key: SessionKey, level: int
@@ -513,12 +518,12 @@ class Memory:
 
 def _context_result(
     key: SessionKey, budget: int, constraints: list[Slot], present: list[Slot], conflicts: list[Conflict],
-    loops: list[LoopReport], merges: list[MergeReport],
+    loops: list[LoopReport], merges: list[MergeReport], fixes: dict[int, str] | None = None,
 ) -> ContextResult:
     """Render the pipeline's outcome within the budget (outside the transaction: rendering is pure)."""
     live_keys = {k for s in present for k in s.fingerprint_keys}
     rendered = render_context(
-        key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project
+        key.session, _rank(constraints, live_keys), present, conflicts, loops, merges, budget, key.project, fixes
     )
     return context_result(
         key.session, key.project, rendered, estimate_tokens(rendered.text), budget, conflicts, loops, merges

@@ -235,6 +235,8 @@ class RecordResult:
     # Set when nothing new was stored: "call" = this tool call was already captured (hook retried),
     # "hook" = a host hook recorded the same error moments ago (same evidence, not a second occurrence).
     already_recorded_by: str | None = None
+    # Fix memory: what fixed this error in other sessions of the project, one line each, latest working first.
+    fixed_before: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -402,6 +404,7 @@ class RecordView:
     recalled: list[RecalledConstraint]
     redacted: list[str]
     already_recorded_by: str | None = None  # "hook": the host's hook captured this error moments ago
+    fixed_before: list[str] = field(default_factory=list)  # what fixed this error in other sessions, latest first
 
 
 @dataclass(frozen=True)

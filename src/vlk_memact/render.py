@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from .model import (
@@ -87,10 +87,12 @@ def lesson_text(constraint: Slot) -> str:
     return quoted_line(text, len(text) + 1)
 
 
-def constraint_lines(constraint: Slot, session_id: str | None = None) -> str:
+def constraint_lines(constraint: Slot, session_id: str | None = None, fix: str | None = None) -> str:
     line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {lesson_text(constraint)}\n"
     if constraint.evidence:
         line += f"    Evidence: {quoted_line(constraint.evidence, EVIDENCE_PREVIEW_CHARS)}\n"
+    if fix:
+        line += f"    Fixed by: {fix}\n"  # fix memory: what resolved this error (already quoted, one line)
     if session_id is not None and constraint.session_id != session_id:
         scope = constraint.scope.value if constraint.scope else "session"
         fired = f", fired {constraint.fire_count} times" if constraint.fire_count else ""
@@ -180,6 +182,7 @@ def render_context(
     merges: Sequence[MergeReport],
     max_tokens: int,
     project: str = "default",
+    fixes: Mapping[int, str] | None = None,
 ) -> RenderedContext:
     """Fill the budget by priority: conflicts, constraints in rank order, PRESENT slots newest first.
 
@@ -200,7 +203,8 @@ def render_context(
         left -= json_tokens(EMPTY_CONTEXT)
     folded = fold_repeats(present)
     # Each part is rendered and priced once, for both passes (only a cut log depends on the room left).
-    constraint_parts = [(c.id, *_priced(constraint_lines(c, session_id))) for c in constraints]
+    fixes = fixes or {}
+    constraint_parts = [(c.id, *_priced(constraint_lines(c, session_id, fixes.get(c.id)))) for c in constraints]
     heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
     present_parts = [(s, folded[s.id], *_priced(present_lines(s, folded[s.id]))) for s in heads]
     fill = _fill(conflicts, constraint_parts, present_parts, left)
@@ -335,6 +339,8 @@ def record_notice(result: RecordResult) -> str:
         lines.append(f"Secrets were replaced by placeholders before storing: {', '.join(result.redacted)}.")
     if result.truncated:
         lines.append("The log was longer than the size limit: its head and tail were kept around a truncation marker.")
+    for fixed in result.fixed_before[:2]:
+        lines.append(f"🔧 Fixed in an earlier session of this project by: {fixed}")
     for recall in result.recalled:
         where = "this session" if recall.learned_in_session == result.session_id else (
             f"session '{quoted_line(recall.learned_in_session, 60)}'")
@@ -371,6 +377,7 @@ def record_view(result: RecordResult) -> dict[str, object]:
         ],
         redacted=list(result.redacted),
         already_recorded_by=result.already_recorded_by,
+        fixed_before=list(result.fixed_before),
     )
     return asdict(view)
 

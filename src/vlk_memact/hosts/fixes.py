@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
 from ..model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionKey, Slot
-from ..quoting import quoted_line
 from . import inject
 
 if TYPE_CHECKING:
@@ -29,11 +29,8 @@ MAX_STEPS = 3  # steps kept per fix, those closest to the success
 MAX_ERRORS = 3  # distinct errors (fingerprints) one success resolves at most
 CALLS_LOOKED_AT = 200  # a session's recent calls read to resolve or to tell an applied fix
 ERROR_CHARS = 300  # the head of the resolved error kept with the fix
-FIXES_LOOKED_AT = 20
 FIXES_TOLD = 2  # distinct fixes said after one failure
-STEP_CHARS = 150
-FIX = "fix"
-RETRY = "retry"
+__all__ = ["FIX", "RETRY", "fix_line", "for_failure", "plan_fix", "recall_text", "resolve", "working"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +115,7 @@ def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: 
             continue
         scope = "global" if any(c.scope is Scope.GLOBAL for c in tx.constraints_matching(key, keys)) else "project"
         tx.add_fix(NewFix(
-            key, planned.kind, last_slot.fingerprint, keys[:16], (last_slot.raw_log or "")[:ERROR_CHARS],
+            key, planned.kind, last_slot.fingerprint, match_keys(keys[:16]), (last_slot.raw_log or "")[:ERROR_CHARS],
             last_call.summary or "", success.summary or "", planned.steps, planned.left_out,
             tuple(s.uid for _, s in pairs if s.uid), scope,
         ))
@@ -126,43 +123,6 @@ def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: 
 
 
 # ---- recall ----
-
-
-def _step_text(step: FixStep) -> str:
-    return quoted_line(step.summary, STEP_CHARS)
-
-
-def fix_line(fix: Fix) -> str:
-    """What fixed the error, as one line: the steps oldest first, and what then passed."""
-    steps = list(fix.steps)
-    changed = bool(steps) and steps[-1].summary == fix.passed
-    if changed:
-        steps = steps[:-1]
-    said = "; ".join(_step_text(s) for s in steps)
-    if fix.left_out:
-        said = f"{fix.left_out} earlier step{'s' if fix.left_out > 1 else ''}, then {said}"
-    passed = quoted_line(fix.passed, STEP_CHARS)
-    if changed and said:
-        return f"{said} (then the changed call {passed} passed)"
-    if changed:
-        return f"the changed call {passed} (it passed)"
-    return f"{said} (then {passed} passed)"
-
-
-def working(fixes: Sequence[Fix]) -> list[Fix]:
-    """Distinct fixes (by what they did), latest first; a fix whose latest record was demoted is left out."""
-    seen: set[tuple[str, ...]] = set()
-    kept = []
-    for fix in sorted(fixes, key=lambda f: f.id, reverse=True):
-        if fix.kind != FIX:
-            continue
-        what = tuple(s.summary for s in fix.steps)
-        if what in seen:
-            continue
-        seen.add(what)
-        if fix.demoted == 0:
-            kept.append(fix)
-    return kept
 
 
 def recall_text(fixes: Sequence[Fix], session_id: str) -> str | None:
@@ -190,7 +150,7 @@ def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence
     keys = slot.fingerprint_keys or ((slot.fingerprint,) if slot.fingerprint else ())
     if not keys:
         return [], []
-    found = tx.fixes_matching(key, keys, FIXES_LOOKED_AT)
+    found = tx.fixes_matching(key, match_keys(keys), FIXES_LOOKED_AT)
     if not found:
         return [], []
     told = {item for item in injected if item.startswith("f:")}
@@ -202,23 +162,3 @@ def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence
     fresh = [f for f in working([f for f in found if f.id not in demote])
              if f"f:{f.id}" not in told]
     return fresh, demote
-
-
-# ---- for other readers: lessons, carry-over, MCP ----
-
-
-def fix_of(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str]) -> Fix | None:
-    """The latest working fix of an error with these keys anywhere in the project (this session included)."""
-    if not fingerprint_keys:
-        return None
-    found = working(tx.fixes_matching(key, fingerprint_keys, FIXES_LOOKED_AT, include_own=True))
-    return found[0] if found else None
-
-
-def fixed_and_gone(constraint: Slot, fix: Fix | None) -> bool:
-    """A lesson whose error was fixed and has not been met since (its last firing is older than the fix): the
-    carry-over need not inject it at the next SessionStart."""
-    if fix is None:
-        return False
-    seen = max(constraint.last_fired_at or "", constraint.created_at or "")
-    return seen[:19] <= fix.created_at[:19]
