@@ -230,3 +230,15 @@ def test_a_success_in_a_store_only_hook_process_retires_the_failures(tmp_path: P
     with Memory(url, settings=Settings(), project="p") as memory:
         slots = memory.get_history(session_id=fail()["session_id"]).slots
     assert [(s.temporal_state, s.retired_reason) for s in slots] == [("PAST", "resolved")] * 2
+
+
+def test_a_later_session_is_told_what_fixed_the_error_after_its_aftertool(memory: Memory):
+    gemini.handle(fail(session_id="g1"), memory)
+    written = event("AfterTool-write_file", session_id="g1")
+    gemini.handle(written, memory)
+    gemini.handle(event("AfterTool-run_shell_command-success", session_id="g1", tool_input=fail()["tool_input"]),
+                  memory)
+    text = context_of(gemini.handle(fail(session_id="g2"), memory)) or ""
+    path = written["tool_input"]["file_path"]
+    assert text.startswith(f"vlk-memact: fixed in an earlier session by: write_file {path}"), text
+    assert text.endswith("(then ls /nonexistent-vlk-fixture passed)"), text
