@@ -184,7 +184,7 @@ def test_plan_keeps_the_steps_closest_to_the_success_and_counts_the_rest() -> No
 
 def test_plan_of_a_changed_call_ends_with_it_and_of_a_retry_is_empty() -> None:
     changed = fixes.plan_fix("f", NewHostCall("t2", "g", "success", True, "Bash", "python t.py", "python t.py -x"), [])
-    assert changed.steps == (FixStep("t2", "Bash", "python t.py -x"),)
+    assert changed.steps == (FixStep("t2", "Bash", "python t.py -x", "g"),)
     assert fixes.plan_fix("f", NewHostCall("t2", "f", "success", True, "Bash", "make", "make"), []).kind == "retry"
 
 

@@ -88,3 +88,24 @@ def test_the_cli_lists_fixes_and_history_shows_them(file_memory: Memory, db_path
     assert main(["--database-url", url, "--project", "elsewhere", "fixes"]) == 0
     assert capsys.readouterr().out == "No fixes recorded.\n"
     assert main(["--database-url", url, "fixes", "--limit", "0"]) == 1
+
+
+def test_the_carry_over_view_names_a_lessons_fix_and_whether_it_was_met_since(memory: Memory) -> None:
+    from vlk_memact.fix_memory import carryover_view
+
+    for _ in range(3):
+        ran(memory, "Bash", bash("sh check_env.sh"), "A", ENV_ERROR)
+    memory.fetch_context(session_id="A")  # the loop becomes an anchor
+    ran(memory, "Bash", bash("cp .env.example .env"), "A")
+    ran(memory, "Bash", bash("sh check_env.sh"), "A")
+
+    def view(session: str) -> tuple[dict[int, str], set[int]]:
+        key = memory._key(session)  # noqa: SLF001
+        with memory.store.read() as tx:
+            return carryover_view(tx, key, tx.visible_constraints(key))
+
+    lines, gone = view("B")
+    assert list(lines.values()) == [FIX_LINE] and gone == set(lines)  # fixed, and not met since
+    ran(memory, "Bash", bash("sh check_env.sh"), "B", ENV_ERROR)  # met again in a later session
+    lines, gone = view("C")
+    assert list(lines.values()) == [FIX_LINE] and gone == set()

@@ -85,17 +85,26 @@ def fixed_and_gone(constraint: Slot, fix: Fix | None) -> bool:
     if fix is None:
         return False
     seen = max(constraint.last_fired_at or "", constraint.created_at or "")
-    return seen[:19] <= fix.created_at[:19]
+    return seen < fix.created_at  # both 'YYYY-MM-DD HH:MM:SS[.fff]' in UTC: the text order is the time order
+
+
+def carryover_view(tx: Transaction, key: SessionKey, constraints: Sequence[Slot]) -> tuple[dict[int, str], set[int]]:
+    """For SessionStart: each lesson's fix line (to show with it), and the ids of lessons fixed and not met
+    since (to leave out)."""
+    lines: dict[int, str] = {}
+    gone: set[int] = set()
+    for constraint in constraints:
+        fix = fix_of(tx, key, constraint.fingerprint_keys)
+        if fix is not None:
+            lines[constraint.id] = fix_line(fix)
+            if fixed_and_gone(constraint, fix):
+                gone.add(constraint.id)
+    return lines, gone
 
 
 def lesson_fixes(tx: Transaction, key: SessionKey, constraints: Sequence[Slot]) -> dict[int, str]:
     """Constraint id -> the line of its error's latest working fix, for the constraints that have one."""
-    found = {}
-    for constraint in constraints:
-        fix = fix_of(tx, key, constraint.fingerprint_keys)
-        if fix is not None:
-            found[constraint.id] = fix_line(fix)
-    return found
+    return carryover_view(tx, key, constraints)[0]
 
 
 def error_fixes(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str], limit: int = 2) -> list[str]:

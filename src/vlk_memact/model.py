@@ -147,6 +147,7 @@ class FixStep:
     tool_use_id: str | None
     tool: str | None
     summary: str  # the host call's redacted, capped summary: what ran, never the model's words
+    call_key: str | None = None  # the call's identity: what tells the fix was applied again (not its summary)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,10 +51,10 @@ def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall])
             continue  # failures, reads and read-only commands change nothing the next call sees
         if call.call_key in (failed_key, success.call_key):
             continue
-        step = FixStep(call.tool_use_id, call.tool, call.summary)
+        step = FixStep(call.tool_use_id, call.tool, call.summary, call.call_key)
         steps = [s for s in steps if s.summary != step.summary] + [step]  # a repeated step counts once, last
     if success.call_key != failed_key and success.summary:
-        steps.append(FixStep(success.tool_use_id, success.tool, success.summary))
+        steps.append(FixStep(success.tool_use_id, success.tool, success.summary, success.call_key))
     if not steps:
         return Planned(RETRY, (), 0)
     kept = tuple(steps[-MAX_STEPS:])
@@ -139,9 +139,11 @@ def recall_text(fixes: Sequence[Fix], session_id: str) -> str | None:
 
 
 def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
-    """Did these successes run one of the fix's steps again (by its summary)?"""
-    done = {c.summary for c in successes if c.outcome == "success"}
-    return any(s.summary in done for s in fix.steps)
+    """Did these successes run one of the fix's steps again (the same call; by its summary for a step stored
+    without its key)? Two heredocs writing the same file share a summary, not a key."""
+    keys = {c.call_key for c in successes if c.outcome == "success"}
+    summaries = {c.summary for c in successes if c.outcome == "success"}
+    return any(s.call_key in keys if s.call_key else s.summary in summaries for s in fix.steps)
 
 
 def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence[str]) -> tuple[list[Fix], list[int]]:

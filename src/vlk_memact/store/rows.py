@@ -101,7 +101,7 @@ def fix_values(fix: NewFix) -> tuple[Any, ...]:
     """The values of an insert, in FIX_FIELDS order from kind to scope (tenant, project, session first)."""
     return (*_session_of(fix), fix.kind, fix.fingerprint, json.dumps(list(fix.fingerprint_keys), ensure_ascii=False),
             fix.error, fix.failed, fix.passed,
-            json.dumps([[s.tool_use_id, s.tool, s.summary] for s in fix.steps], ensure_ascii=False),
+            json.dumps([[s.tool_use_id, s.tool, s.summary, s.call_key] for s in fix.steps], ensure_ascii=False),
             fix.left_out, json.dumps(list(fix.slot_uids)), fix.scope)
 
 
@@ -120,7 +120,7 @@ def fix_record(row: Sequence[Any]) -> dict[str, Any]:
 def fix_from_record(record: dict[str, Any]) -> tuple[NewFix, str, int, str | None]:
     """(the fix, its uid, demoted, created_at) of an export record; ValueError names what is wrong."""
     try:
-        steps = tuple(FixStep(s[0], s[1], str(s[2])) for s in record.get("steps") or ())
+        steps = tuple(FixStep(s[0], s[1], str(s[2]), s[3] if len(s) > 3 else None) for s in record.get("steps") or ())
         fix = NewFix(
             SessionKey(str(record["tenant"]), str(record["project"]), str(record["session_id"])),
             str(record["kind"]), record.get("fingerprint"), tuple(str(k) for k in record.get("fingerprint_keys") or ()),
