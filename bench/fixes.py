@@ -47,11 +47,13 @@ _GENERIC = re.compile(
     r"^Traceback \(most recent call last\):\s*$|No file open|Usage: |usage: ", re.MULTILINE)
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\w.\-~]*/)+[\w.\-]*")
 _NUMBER = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)*")
+_RULE = re.compile(r"([=\-*_#~])\1{2,}")
 
 
 def normalised_error(text: str) -> str:
     """The error with paths and numbers masked and white space folded: what 'the same failure' means."""
     text = _NUMBER.sub("<n>", _PATH.sub("<path>", text))
+    text = _RULE.sub(r"\1\1\1", text)  # a banner's width (==== 1 failed ====) is the terminal's, not the error's
     return " ".join(text.split())[:2000]
 
 
@@ -61,7 +63,21 @@ def last_line_error(text: str) -> str:
     return normalised_error(lines[-1]) if lines else ""
 
 
-IDENTITIES = {"full text": normalised_error, "last line": last_line_error}
+# An exception or a tool's error line first; a line merely mentioning "error" only when there is none.
+_ERROR_LINE = re.compile(r"^\s*[\w.]*(?:Error|Exception|Failure|Exit)\b[:(]|\berror(?:\[\w+\])?:|fatal:|"
+                         r"command not found|No such file|not found|Errno|FAILED|Permission denied")
+_WEAK_ERROR_LINE = re.compile(r"error|exception|fail|cannot|invalid", re.IGNORECASE)
+
+
+def error_line_error(text: str) -> str:
+    """The middle identity: the last line that reads as an error (else the last line), masked."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    errors = ([line for line in lines if _ERROR_LINE.search(line)]
+              or [line for line in lines if _WEAK_ERROR_LINE.search(line)] or lines)
+    return normalised_error(errors[-1]) if lines else ""
+
+
+IDENTITIES = {"full text": normalised_error, "error line": error_line_error, "last line": last_line_error}
 
 
 def first_line(command: str) -> str:
@@ -244,13 +260,59 @@ def figures(cases: list[Case], totals: Totals) -> dict[str, Any]:
     }
 
 
+def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path) -> None:
+    """bench/results/fixes.md: the held-out figures against the targets, then the tune half."""
+    lines = ["# Fix memory on real agent runs (`bench/fixes.py`)", "",
+             f"Command: `{result['command']}` ({result['trajectories']} trajectories of "
+             f"{result['repositories']} repositories, {result['seconds']} s). "
+             f"Baseline (today's main, the same replay): `{baseline['command'] if baseline else '-'} --src "
+             f"/work/main/src --baseline` (bench/results/fixes-baseline.json).", "",
+             "Each repository's runs are successive sessions of one project, replayed in instance-number order "
+             "through `vlk_memact.hosts.claude_code.handle`. Split: " + result["split"] + "; rules were chosen "
+             "on the tune half.", ""]
+    for split in ("held-out", "tune"):
+        f = result[split]
+        base = baseline[split]["mean_injected_chars_per_session"] if baseline else None
+        ratio = round(f["mean_injected_chars_per_session"] / base, 3) if base else None
+        lines += [f"## {split} ({f['sessions']} sessions)", "", "| figure | measured | target |", "| --- | --- | --- |"]
+        for name in IDENTITIES:
+            spec = f[f"{name}: specific"]
+            every = f[f"{name}: all"]
+            lines.append(f"| recall, specific errors, same error = {name} | {spec['recalled']}/{spec['cases']} = "
+                         f"{spec['recall']} | >= 0.80 |")
+            lines.append(f"| recall, every error, same error = {name} | {every['recalled']}/{every['cases']} = "
+                         f"{every['recall']} | - |")
+        lines.append(f"| precision: named steps that ran after the failure | {f['named_after_the_failure']}/"
+                     f"{f['named_steps']} = {f['precision']} | >= 0.95 |")
+        lines.append(f"| mean characters injected per session | {f['mean_injected_chars_per_session']} "
+                     f"(main: {base}; ratio {ratio}) | <= 1.25x main |")
+        lines.append(f"| fix texts injected / their characters | {f['fix_texts']} / {f['fix_chars']} | - |")
+        lines.append(f"| hook errors | {f['handle_errors']} | 0 |")
+        lines.append("")
+    lines += [
+        "Identities of \"the same failure\": *full text* is the whole output with numbers and paths masked "
+        "(strict); *error line* its last line that reads as an error; *last line* its last line (loose: "
+        "test-runner banners such as `tests finished: <n> passed, <n> failed` or Sphinx's "
+        "`Please also report this...` make unrelated failures \"the same\"; most misses of the looser "
+        "identities are such lines, listed in fixes.json). Specific = met in at most two repositories and "
+        "not a syntax, lint or usage message. A case is recalled when the text injected right after the "
+        "failure holds the first 30 characters of the first line of the last fix step.", ""]
+    path.write_text("\n".join(lines))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", default=str(ROOT / "src"), help="the vlk_memact sources to replay (default: ours)")
     parser.add_argument("--baseline", action="store_true", help="write bench/results/fixes-baseline.json")
     parser.add_argument("--quick", action="store_true", help="four repositories")
     parser.add_argument("--out", default=None, help="where to write the JSON figures")
+    parser.add_argument("--render", action="store_true", help="only write fixes.md from the JSON files")
     args = parser.parse_args(argv)
+    if args.render:
+        base_path = RESULTS / "fixes-baseline.json"
+        write_md(json.loads((RESULTS / "fixes.json").read_text()),
+                 json.loads(base_path.read_text()) if base_path.exists() else None, RESULTS / "fixes.md")
+        return 0
     sys.path.insert(0, args.src)
     sys.path.insert(1, str(ROOT / "bench"))
     import claude_events  # noqa: PLC0415
@@ -303,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = Path(args.out) if args.out else RESULTS / ("fixes-baseline.json" if args.baseline else "fixes.json")
     out.write_text(json.dumps(result, indent=1) + "\n")
+    if not args.baseline and args.out is None and not args.quick:
+        base_path = RESULTS / "fixes-baseline.json"
+        baseline = json.loads(base_path.read_text()) if base_path.exists() else None
+        write_md(result, baseline, RESULTS / "fixes.md")
     print(json.dumps({k: v for k, v in result.items() if not k.startswith("missed")}, indent=1))
     return 0
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..store import Transaction
 
 MAX_STEPS = 3  # steps kept per fix, those closest to the success
-MAX_ERRORS = 3  # distinct errors (fingerprints) one success resolves at most
+MAX_ERRORS = 8  # distinct errors (fingerprints) one success keeps a fix for (a reproduce script meets many)
 CALLS_LOOKED_AT = 200  # a session's recent calls read to resolve or to tell an applied fix
 ERROR_CHARS = 300  # the head of the resolved error kept with the fix
 FIXES_TOLD = 2  # distinct fixes said after one failure
