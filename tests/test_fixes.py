@@ -194,3 +194,14 @@ def test_plan_of_a_changed_call_ends_with_it_and_of_a_retry_is_empty() -> None:
 def test_which_changed_versions_resolve(tool: str, target: str | None, changes: bool, counts: bool) -> None:
     success_ = NewHostCall("t", "k", "success", changes, tool, target, "x")
     assert fixes._changed_version_counts(success_, {"Bash"}) is counts  # noqa: SLF001
+
+
+def test_a_secret_in_a_fix_step_is_never_stored_nor_said(memory: Memory) -> None:
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    ran(memory, "Bash", bash("sh fetch.sh"), "A", "Exit code 1\nerror: 401 Unauthorized from api.example.test")
+    ran(memory, "Bash", bash(f"echo 'TOKEN={token}' > .netrc-vlk"), "A")
+    ran(memory, "Bash", bash("sh fetch.sh"), "A")
+    [found] = fixes_of(memory)
+    assert token not in found.steps[0].summary and "REDACTED" in found.steps[0].summary
+    text = ran(memory, "Bash", bash("sh fetch.sh"), "B", "Exit code 1\nerror: 401 Unauthorized from api.example.test")
+    assert text and token not in text and "REDACTED" in text

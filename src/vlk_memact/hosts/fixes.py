@@ -14,7 +14,7 @@ told in this session, applied, and the error came back anyway is demoted and not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,6 @@ MAX_ERRORS = 8  # distinct errors (fingerprints) one success keeps a fix for (a 
 CALLS_LOOKED_AT = 200  # a session's recent calls read to resolve or to tell an applied fix
 ERROR_CHARS = 300  # the head of the resolved error kept with the fix
 FIXES_TOLD = 2  # distinct fixes said after one failure
-__all__ = ["FIX", "RETRY", "fix_line", "for_failure", "plan_fix", "recall_text", "resolve", "working"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall])
     return Planned(FIX, kept, len(steps) - len(kept))
 
 
-def _changed_version_counts(success: NewHostCall, shell_tools: frozenset[str] | Sequence[str]) -> bool:
+def _changed_version_counts(success: NewHostCall, shell_tools: Collection[str]) -> bool:
     """Does a success with another key on the same target resolve that target's failures? For a file tool
     yes (the same file), for a command only when the target names a script or subcommand (`python run.py`,
     `git commit`) or the command changes state: `cat a` passing says nothing about `cat b`."""
@@ -83,7 +82,7 @@ def _unresolved(calls: Sequence[HostCall], skip_id: int) -> list[HostCall]:
 
 
 def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: int,
-            shell_tools: frozenset[str] | Sequence[str]) -> list[int]:
+            shell_tools: Collection[str]) -> list[int]:
     """Store the fixes a success just recorded (success_id) resolves; return the ids of the failed slots."""
     failures = {c.id: c for c in _unresolved(
         tx.host_calls(key, call_key=success.call_key, newest_first=True, limit=FIXES_LOOKED_AT), success_id)}

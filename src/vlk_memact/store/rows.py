@@ -7,7 +7,19 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..model import ConstraintType, Fix, FixStep, HostCall, NewFix, Origin, Retired, Scope, SessionKey, Slot, TemporalState
+from ..model import (
+    ConstraintType,
+    Fix,
+    FixStep,
+    HostCall,
+    NewFix,
+    Origin,
+    Retired,
+    Scope,
+    SessionKey,
+    Slot,
+    TemporalState,
+)
 
 # Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
 # memory_contents c (each backend keeps its own SQL around them).
