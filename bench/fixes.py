@@ -265,8 +265,9 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
     lines = ["# Fix memory on real agent runs (`bench/fixes.py`)", "",
              f"Command: `{result['command']}` ({result['trajectories']} trajectories of "
              f"{result['repositories']} repositories, {result['seconds']} s). "
-             f"Baseline (today's main, the same replay): `{baseline['command'] if baseline else '-'} --src "
-             f"/work/main/src --baseline` (bench/results/fixes-baseline.json).", "",
+             "Baseline: main at the branch point (3b1a158), the same replay: `git archive 3b1a158 src | tar -x -C "
+             "/tmp/base && .venv/bin/python bench/fixes.py --src /tmp/base/src --baseline` "
+             "(bench/results/fixes-baseline.json; the two runs side by side on the same machine load).", "",
              "Each repository's runs are successive sessions of one project, replayed in instance-number order "
              "through `vlk_memact.hosts.claude_code.handle`. Split: " + result["split"] + "; rules were chosen "
              "on the tune half.", ""]
@@ -288,6 +289,9 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
                      f"(main: {base}; ratio {ratio}) | <= 1.25x main |")
         lines.append(f"| fix texts injected / their characters | {f['fix_texts']} / {f['fix_chars']} | - |")
         lines.append(f"| hook errors | {f['handle_errors']} | 0 |")
+        if baseline:
+            lines.append(f"| time in handle(), all events (same load) | {f['handle_seconds']} s (main: "
+                         f"{baseline[split]['handle_seconds']} s) | - |")
         lines.append("")
     lines += [
         "Identities of \"the same failure\": *full text* is the whole output with numbers and paths masked "
