@@ -133,17 +133,46 @@ def _parameter(values: set[str], variants: int, key_fields: bool) -> bool:
     return not (key_fields and _categories(values))
 
 
+def _rare(template: Template, counts: list[dict[str | None, int]], variants: int) -> tuple[int, ...]:
+    """Positions whose token fewer than ``variants`` templates share (None, a learned wildcard, never counts)."""
+    return tuple(
+        k for k, token in enumerate(template) if token is not None and counts[k].get(token, variants) < variants
+    )
+
+
+def _file(template: Template, rare: tuple[int, ...], anywhere: list[Template], only: dict[int, list[Template]]) -> None:
+    """Where a template can still learn a parameter: anywhere, at its one rare position, or nowhere."""
+    if not rare:
+        anywhere.append(template)
+    elif len(rare) == 1:
+        only.setdefault(rare[0], []).append(template)
+
+
 def _learn_positions(
     templates: dict[Template, int], parent: list[int], variants: int, agree: int, key_fields: bool
 ) -> None:
-    """Stage 2 on the templates of one length (each with its first record): see the module docstring."""
+    """Stage 2 on the templates of one length (each with its first record): see the module docstring.
+
+    Pruning that changes no result: a template joins ``variants`` others that agree on every position but
+    ``j`` only if each of its other tokens is shared by ``variants`` templates, so a template with two rare
+    positions is skipped, and one with a single rare position is tried only there. Counts taken at the start
+    of a pass only fall during it (joined templates leave), so they stay a valid bound.
+    """
     width = len(next(iter(templates)))
     for _ in range(_ROUNDS):
+        counts: list[dict[str | None, int]] = [{} for _ in range(width)]
+        for template in templates:
+            for k, token in enumerate(template):
+                counts[k][token] = counts[k].get(token, 0) + 1
+        anywhere: list[Template] = []  # templates that may vary at any position
+        only: dict[int, list[Template]] = {}  # templates that may vary only at one position
+        for template in templates:
+            _file(template, _rare(template, counts, variants), anywhere, only)
         changed = False
         for j in range(width):
             rests: dict[Template, list[Template]] = {}
-            for template in templates:
-                if template[j] is not None:
+            for template in (*anywhere, *only.get(j, ())):  # each template is filed once per pass
+                if template[j] is not None and template in templates:
                     rests.setdefault(template[:j] + template[j + 1 :], []).append(template)
             for rest, members in rests.items():
                 if len(members) < variants:
@@ -154,6 +183,8 @@ def _learn_positions(
                     continue
                 merged = rest[:j] + (None,) + rest[j:]
                 root = templates.get(merged)
+                if root is None:
+                    _file(merged, _rare(merged, counts, variants), anywhere, only)
                 for template in members:
                     index = templates.pop(template)
                     if root is None:
