@@ -204,3 +204,66 @@ def test_lines_that_differ_only_in_an_anchor_never_join(
     first = " ".join([*base[:at], form.format(a), *base[at:]])
     second = " ".join([*base[:at], form.format(b), *base[at:]])
     assert group([first, second]) == [0, 1]
+
+
+def _naive_stage_two(keys: list[str]) -> list[int]:
+    """The rule of stage 2 without its pruning: every position of every template, every pass."""
+    from vlk_memact.fingerprint.grouping import _ROUNDS, _find, _labels, _parameter, _union
+
+    parent = list(range(len(keys)))
+    buckets: dict[int, dict[tuple[str | None, ...], int]] = {}
+    for index, key in enumerate(keys):
+        tokens = tuple(key.split(" "))
+        first = buckets.setdefault(len(tokens), {}).setdefault(tokens, index)
+        _union(parent, first, index)
+    for templates in buckets.values():
+        width = len(next(iter(templates)))
+        for _ in range(_ROUNDS):
+            changed = False
+            for j in range(width):
+                rests: dict[tuple[str | None, ...], list[tuple[str | None, ...]]] = {}
+                for template in templates:
+                    if template[j] is not None:
+                        rests.setdefault(template[:j] + template[j + 1 :], []).append(template)
+                for rest, members in rests.items():
+                    real = sum(1 for t in rest if t is not None and "<*>" not in t)
+                    if len(members) < VARIANTS or real < AGREE:
+                        continue
+                    if not _parameter({t[j] for t in members}, VARIANTS, True):  # type: ignore[misc]
+                        continue
+                    merged = rest[:j] + (None,) + rest[j:]
+                    root = templates.get(merged)
+                    for template in members:
+                        index = templates.pop(template)
+                        root = index if root is None else root
+                        _union(parent, root, index)
+                    templates[merged] = _find(parent, root)
+                    changed = True
+            if not changed:
+                break
+    return _labels(parent)
+
+
+TOKENS = ["a", "b", "c", "d", "e", "f", "g", "h", "<*>", "k=x", "k=y", "k=z", "E0277"]
+
+
+@st.composite
+def variants_of_a_few_templates(draw: st.DrawFn) -> list[str]:
+    """Keys made from 1-3 base templates with 0-2 positions replaced each: shapes stage 2 must decide on."""
+    bases = draw(st.lists(st.lists(st.sampled_from(TOKENS), min_size=4, max_size=6), min_size=1, max_size=3))
+    batch = []
+    for _ in range(draw(st.integers(0, 30))):
+        tokens = list(draw(st.sampled_from(bases)))
+        for _ in range(draw(st.integers(0, 2))):
+            tokens[draw(st.integers(0, len(tokens) - 1))] = draw(st.sampled_from(TOKENS))
+        batch.append(" ".join(tokens))
+    return batch
+
+
+@settings(max_examples=400, deadline=None)
+@given(variants_of_a_few_templates())
+def test_the_pruning_of_stage_two_changes_no_label(batch: list[str]) -> None:
+    from vlk_memact.fingerprint import Fingerprint
+
+    prints = [Fingerprint("fallback", f"fallback:{k}", (f"fallback:{k}",)) for k in batch]
+    assert group(batch, fingerprints=prints) == _naive_stage_two(batch)
