@@ -295,11 +295,48 @@ def test_a_foreign_host_header_is_refused_even_with_the_cookie(site: Site, host:
 def test_cross_origin_requests_are_refused(writable: Site) -> None:
     target = writable.seeded.conflict_ids[0]
     form = {"csrf": writable.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
-    for headers in ({"origin": "http://evil.example"}, {"origin": f"http://127.0.0.1:{PORT + 1}"}, {}):
-        response = writable.client.post("/revoke", data=form, headers=headers, follow_redirects=False)
-        assert response.status_code == 403, headers
+    refused = [
+        ({"origin": "http://evil.example"}, "came from http://evil.example"),
+        ({"origin": f"http://127.0.0.1:{PORT + 1}"}, f"came from http://127.0.0.1:{PORT + 1}"),
+        ({"origin": f"https://127.0.0.1:{PORT}"}, "Cross-origin"),
+        ({}, "carried no Origin"),
+        # A sandboxed frame or a data: page of another site: Origin null, the browser says cross-site.
+        ({"origin": "null", "sec-fetch-site": "cross-site"}, "Origin: null"),
+        ({"origin": "null"}, "Origin: null"),
+        ({"origin": "null", "sec-fetch-site": "same-origin"}, "Origin: null"),
+        # A right-looking Origin the browser itself calls foreign (another port of this host is same-site).
+        ({"origin": BASE, "sec-fetch-site": "same-site"}, "same-site page"),
+        ({"origin": BASE, "sec-fetch-site": "cross-site"}, "cross-site page"),
+    ]
+    for headers, why in refused:
+        for accept in ("text/html", "application/json"):
+            response = writable.client.post("/revoke", data=form, headers={**headers, "accept": accept},
+                                            follow_redirects=False)
+            assert response.status_code == 403, headers
+            assert why in response.text, (headers, response.text)
     assert writable.client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+    wrong_host = writable.client.post("/revoke", data=form, headers={"origin": BASE, "host": f"evil.example:{PORT}"})
+    assert wrong_host.status_code == 421
+    rebound = writable.client.post("/revoke", data=form, headers={"origin": f"http://evil.example:{PORT}",
+                                                                  "host": f"evil.example:{PORT}"})
+    assert rebound.status_code == 421
     assert target in _active(writable)
+
+
+def test_a_same_origin_post_as_each_browser_sends_it_is_accepted(writable: Site) -> None:
+    """Chromium, Firefox and Safari send Origin (same-origin referrer policy) and, all three today,
+    Sec-Fetch-Site: same-origin; an older browser sends Origin alone. Each revokes, with the CSRF token."""
+    first, second = writable.seeded.conflict_ids
+    lesson = writable.seeded.lesson_id
+    shapes = [({"origin": BASE, "sec-fetch-site": "same-origin", "sec-fetch-mode": "navigate"}, first),
+              ({"origin": f"http://localhost:{PORT}", "host": f"localhost:{PORT}", "sec-fetch-site": "same-origin",
+                "sec-fetch-mode": "cors"}, second),
+              ({"origin": BASE}, lesson)]
+    for headers, target in shapes:
+        form = {"csrf": writable.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+        response = writable.client.post("/revoke", data=form, headers=headers, follow_redirects=False)
+        assert response.status_code == 303, (headers, response.text)
+        assert target not in _active(writable)
 
 
 def _active(site: Site) -> list[int]:
@@ -339,6 +376,37 @@ def test_revoke_with_allow_write_needs_the_csrf_token_and_uses_the_engine(writab
     assert again.status_code == 404 and f"#{target}" in again.text
 
 
+def test_the_script_s_write_gets_json_saying_what_happened_or_why_not(writable: Site) -> None:
+    target = writable.seeded.conflict_ids[1]
+    form = {"project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    asks_json = {"origin": BASE, "accept": "application/json", "sec-fetch-site": "same-origin"}
+    forged = writable.client.post("/revoke", data={**form, "csrf": "forged"}, headers=asks_json)
+    assert forged.status_code == 403 and forged.json()["ok"] is False
+    assert "CSRF token is missing or wrong" in forged.json()["message"]
+    missing = writable.client.post("/revoke", data=form, headers=asks_json)
+    assert missing.status_code == 403 and "CSRF" in missing.json()["message"]
+    assert target in _active(writable)
+    done = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers=asks_json)
+    assert done.status_code == 200
+    assert done.json() == {"ok": True, "constraint_id": target,
+                           "message": f"Constraint #{target} was revoked (moved to PAST); the model no longer sees it."}
+    assert target not in _active(writable)
+    again = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers=asks_json)
+    assert again.status_code == 404 and again.json()["ok"] is False and f"#{target}" in again.json()["message"]
+    bad = writable.client.post("/revoke", data={**form, "timeline_id": "x", "csrf": writable.csrf}, headers=asks_json)
+    assert bad.status_code == 400 and "timeline_id" in bad.json()["message"]
+    page = writable.client.get(f"/lessons?{MAIN_QUERY}").text
+    assert 'class="revoke write"' in page and 'id="write-status"' in page
+
+
+def test_a_read_only_viewer_refuses_the_script_s_write_too(site: Site) -> None:
+    target = site.seeded.conflict_ids[0]
+    form = {"csrf": site.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    response = site.client.post("/revoke", data=form, headers={"origin": BASE, "accept": "application/json"})
+    assert response.status_code == 403 and "read-only" in response.json()["message"]
+    assert target in _active(site)
+
+
 @pytest.mark.parametrize("path", ["/", f"/session?{MAIN_QUERY}", "/static/viewer.js", "/nowhere"])
 def test_every_response_carries_a_strict_content_security_policy(site: Site, path: str) -> None:
     stranger = TestClient(site.client.app, base_url=BASE)
@@ -348,7 +416,9 @@ def test_every_response_carries_a_strict_content_security_policy(site: Site, pat
         assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["cache-control"] == "no-store"
-        assert response.headers["referrer-policy"] == "no-referrer"
+        # same-origin: a browser sends this viewer's origin on its own POSTs (no-referrer made it "null")
+        # and sends nothing to any other site.
+        assert response.headers["referrer-policy"] == "same-origin"
         assert "access-control-allow-origin" not in response.headers
 
 
