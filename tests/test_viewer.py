@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from viewer_seed import HOSTILE_SESSION, INFRA, MAIN, PG_ERROR, SHOP, Seeded, seed
 
 from vlk_memact import Memory
+from vlk_memact.model import SessionKey
 from vlk_memact.viewer import build_app, readmodel
 from vlk_memact.viewer.app import describe_database
 
@@ -143,6 +144,34 @@ def test_revocations_and_consolidations_are_shown_as_what_they_are(memory: Memor
     main = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
     freeze = main[main.index(f'id="card-{site.seeded.revoked_id}"'):][:1500]
     assert "revoked" in freeze and "active" not in freeze.split("</summary>")[0]
+
+
+def test_a_failure_a_host_hook_saw_resolved_is_marked_with_what_resolved_it(site: Site) -> None:
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    resolved = site.seeded.resolved_id
+    row = page[page.index(f'id="slot-{resolved}"'):]
+    row = re.sub(r"\s+", " ", row[: row.index("</li>")])
+    assert 'class="lane lane-past"' in row and 'class="slot resolved"' in row
+    assert '<span class="badge retired resolved"> ✓ resolved </span>' in row
+    history = {s.id: s for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots}
+    assert history[resolved].retired_reason == "resolved"
+    with site.memory.store.read() as tx:
+        success = tx.host_call_by_use_id(SessionKey("local", SHOP, MAIN), "toolu_03refundspass")
+    assert success is not None
+    assert (f"Resolved: the same call succeeded at <time>{success.created_at[:19]}</time> "
+            "(<code>toolu_03refundspass</code>), after 1 change (an edit or a command) in between.") in row
+    assert "pytest -q tests/test_refunds.py" in row  # the call itself, in the record's tool payload
+    # Only that slot: no other record claims to be resolved.
+    assert page.count("✓ resolved") == 1 and page.count('class="resolution"') == 1
+
+
+def test_a_resolved_failure_whose_calls_were_pruned_still_says_resolved(site: Site) -> None:
+    with site.memory.store.write() as tx:  # as retention does after a while (both stores' connections)
+        tx._conn.execute("DELETE FROM host_calls")  # type: ignore[attr-defined]  # noqa: SLF001
+    page = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
+    row = page[page.index(f'id="slot-{site.seeded.resolved_id}"'):]
+    row = row[: row.index("</li>")]
+    assert "✓ resolved" in row and "the details of that call are no longer kept" in row
 
 
 def test_lessons_show_scope_type_fires_and_conflicts_and_no_revoke_when_read_only(site: Site) -> None:

@@ -132,6 +132,15 @@ def test_a_person_follows_a_session_into_its_timeline_and_opens_a_loop(
         browser.execute_script("window.scrollTo(0, 0)")
         _screenshot(browser, tmp_path, "ui-timeline.png")
 
+        # The failure a host hook saw resolved: marked, with the call that resolved it.
+        resolved = browser.find_element(By.ID, f"slot-{seeded.resolved_id}")
+        assert "✓ resolved" in resolved.find_element(By.CSS_SELECTOR, ".badge.retired.resolved").text
+        assert "the same call succeeded at" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
+        assert "after 1 change" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", resolved)
+        _screenshot(browser, tmp_path, "ui-timeline-resolved.png")
+        browser.execute_script("window.scrollTo(0, 0)")
+
         # Live: a slot recorded by an agent elsewhere appears without a reload; the open card stays open.
         WebDriverWait(browser, 10).until(
             lambda d: "live" in d.find_element(By.ID, "live-status").get_attribute("class").split())

@@ -1,7 +1,8 @@
 """A realistic memory for the viewer tests and the README screenshot, with hostile text in it.
 
 Two projects; a session that loops on one error (intercepted), learns lessons (two of them
-conflict, one later revoked) and records tool output that tries to inject markup and script.
+conflict, one later revoked), records tool output that tries to inject markup and script, and has a
+failure a host hook captured and then saw resolved (an edit, then the same test command passing).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Seeded:
     conflict_ids: tuple[int, int]
     hostile_id: int
     revoked_id: int
+    resolved_id: int
 
 
 def seed(memory: Memory) -> Seeded:
@@ -71,10 +73,31 @@ def seed(memory: Memory) -> Seeded:
     shop.revoke_future(timeline_id=freeze, session_id=MAIN)
     shop.record_state(raw_log="mypy: shop/cart.py:44: error: Unsupported operand types for + (\"Decimal\" and "
                       "\"float\")  [operator]", file_context="shop/cart.py", session_id=MAIN)
+    resolved = resolve_a_failure(shop, MAIN)
     shop.record_state(raw_log="$ pytest -q\n48 passed in 5.02s", session_id="add-payment-webhook")
     shop.record_state(raw_log=f"{SCRIPT} in a session named with quotes", session_id=HOSTILE_SESSION)
     infra.record_state(raw_log="Error: Invalid provider configuration: region is required", session_id="plan-vpc")
-    return Seeded(anchor, lesson, (first, second), hostile, freeze)
+    return Seeded(anchor, lesson, (first, second), hostile, freeze, resolved)
+
+
+REFUND_FAILURE = ("FAILED tests/test_refunds.py::test_partial_refund_rounds_half_up - AssertionError: "
+                  "assert Decimal('9.99') == Decimal('10.00')")
+
+
+def resolve_a_failure(memory: Memory, session: str) -> int:
+    """What a host hook records (Claude Code or Gemini CLI alike): a failing test command, an edit, the same
+    command passing, which retires the failure as RESOLVED. The failure's slot id."""
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    test = {"command": "pytest -q tests/test_refunds.py", "description": "Run the refund tests"}
+    cwd = memory.project
+    on_failure(memory, ToolCall(session, cwd, "Bash", test, "toolu_01refundsfail"), REFUND_FAILURE)
+    on_success(memory, ToolCall(session, cwd, "Edit", {
+        "file_path": "shop/refunds.py", "old_string": "amount.quantize(CENTS)",
+        "new_string": "amount.quantize(CENTS, rounding=ROUND_HALF_UP)"}, "toolu_02refundsedit"))
+    on_success(memory, ToolCall(session, cwd, "Bash", test, "toolu_03refundspass"))
+    history = memory.get_history(session_id=session, limit=500).slots
+    return next(s.id for s in history if s.raw_log == REFUND_FAILURE)
 
 
 HISTORY_ERRORS = (
@@ -103,7 +126,8 @@ def seed_history(memory: Memory, sessions: int = 10) -> None:
 
 
 def spread_over_days(db_path: str, days: float = 3.0) -> None:
-    """Back-date an SQLite file's rows evenly over the last `days` days, in id order (for the pictures)."""
+    """Back-date an SQLite file's rows evenly over the last `days` days, in id order, and the hooks' calls
+    with them (for the pictures)."""
     import sqlite3
     from datetime import datetime, timedelta
 
@@ -114,3 +138,12 @@ def spread_over_days(db_path: str, days: float = 3.0) -> None:
             moment = now - timedelta(days=days) * (1 - index / max(len(ids) - 1, 1))
             conn.execute("UPDATE agent_timeline SET created_at = ? WHERE id = ?",
                          (moment.strftime("%Y-%m-%d %H:%M:%S"), slot))
+        # The hooks' calls follow: a capture at its slot's time, a later call 40 seconds after the one before.
+        at: datetime | None = None
+        calls = conn.execute("SELECT h.id, t.created_at FROM host_calls h LEFT JOIN agent_timeline t "
+                             "ON t.id = h.slot_id ORDER BY h.id").fetchall()
+        for call, slot_time in calls:
+            at = (datetime.strptime(slot_time, "%Y-%m-%d %H:%M:%S") if slot_time
+                  else (at or now) + timedelta(seconds=40))
+            conn.execute("UPDATE host_calls SET created_at = ? WHERE id = ?",
+                         (at.strftime("%Y-%m-%d %H:%M:%S.000"), call))

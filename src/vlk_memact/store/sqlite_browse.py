@@ -11,8 +11,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ..model import Saving, SessionKey, SessionOverview, Slot
-from .rows import SLOT_COLUMNS, slot_from_row
+from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from .rows import HOST_CALL_COLUMNS, SLOT_COLUMNS, host_call_from_row, slot_from_row
 
 _SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
@@ -78,6 +78,29 @@ class SqliteBrowse:
             (json.dumps(list(constraint_ids)),),
         )
         return [(a, b, r) for a, b, r in rows]
+
+    def resolving_calls(self, key: SessionKey, slot_ids: Sequence[int]) -> list[tuple[int, HostCall, int]]:
+        # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
+        # (the call_key index), and how many state-changing calls of other keys came in between.
+        success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+        rows = self._conn.execute(
+            f"""SELECT f.slot_id, f.id, {success},
+                   (SELECT COUNT(*) FROM host_calls m WHERE m.tenant = f.tenant AND m.project = f.project
+                        AND m.session_id = f.session_id AND m.id > f.id AND m.id < s.id AND m.outcome = 'success'
+                        AND m.changes_state AND m.call_key <> f.call_key)
+               FROM host_calls f JOIN host_calls s ON s.id = (
+                   SELECT MIN(x.id) FROM host_calls x WHERE x.tenant = f.tenant AND x.project = f.project
+                       AND x.session_id = f.session_id AND x.call_key = f.call_key AND x.id > f.id
+                       AND x.outcome = 'success')
+               WHERE f.slot_id IN (SELECT value FROM json_each(?)) AND f.outcome = 'failure'
+                   AND f.tenant = ? AND f.project = ? AND f.session_id = ?
+               ORDER BY f.slot_id, f.id""",
+            (json.dumps(list(slot_ids)), key.tenant, key.project, key.session),
+        )
+        latest: dict[int, tuple[int, HostCall, int]] = {}
+        for row in rows:  # a slot captured twice: the success after its newest capture resolved it
+            latest[row[0]] = (row[0], host_call_from_row(row[2:-1]), int(row[-1]))
+        return list(latest.values())
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         # The same literal, case-folded match as search(), over every session of the tenant.

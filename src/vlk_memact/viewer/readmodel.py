@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
-from ..model import Conflict, Origin, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..model import Conflict, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
 from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
@@ -50,6 +50,20 @@ class Card:
 
 
 @dataclass(frozen=True)
+class Resolution:
+    """What retired a failure as RESOLVED: a host hook saw the same tool call succeed afterwards.
+
+    From the hooks' host_calls (kept for a while per session); what the fix itself was (its steps and
+    evidence) is not recorded by the hooks, so only the call, its time and the changes in between are shown.
+    """
+
+    slot_id: int
+    succeeded_at: str  # to the second, as slots show their time
+    tool_use_id: str | None
+    changes_between: int  # state-changing calls (edits, commands) between the failure and the success
+
+
+@dataclass(frozen=True)
 class Timeline:
     key: SessionKey
     slots: list[Slot]  # oldest first
@@ -60,6 +74,7 @@ class Timeline:
     future: int
     savings: list[Saving]
     successors: dict[int, Slot]  # retired_by ids outside this page, by id
+    resolutions: dict[int, Resolution] = field(default_factory=dict)  # RESOLVED slot id -> what resolved it
 
 
 def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
@@ -73,6 +88,8 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted(wanted))}
         counts = tx.counts(key)
         savings = tx.savings(key.tenant, key.project, key.session, CHART_LIMIT)
+        resolved = [s.id for s in page if s.retired_reason == Retired.RESOLVED]
+        resolving = tx.resolving_calls(key, resolved) if resolved else []
     archived: dict[int, list[Slot]] = defaultdict(list)
     merged: dict[int, list[Slot]] = defaultdict(list)
     for constraint_id, source, relation in links:
@@ -93,6 +110,8 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         future=counts.get(TemporalState.FUTURE, (0, 0))[0],
         savings=savings,
         successors=linked,
+        resolutions={slot: Resolution(slot, call.created_at[:19], call.tool_use_id, between)
+                     for slot, call, between in resolving},
     )
 
 
