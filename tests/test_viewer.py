@@ -161,8 +161,15 @@ def test_a_failure_a_host_hook_saw_resolved_is_marked_with_what_resolved_it(site
     assert (f"Resolved: the same call succeeded at <time>{success.created_at[:19]}</time> "
             "(<code>toolu_03refundspass</code>), after 1 change (an edit or a command) in between.") in row
     assert "pytest -q tests/test_refunds.py" in row  # the call itself, in the record's tool payload
-    # Only that slot: no other record claims to be resolved.
-    assert page.count("✓ resolved") == 1 and page.count('class="resolution"') == 1
+    # Only that slot is retired as resolved; the lesson learned from the other captured failure (archived
+    # into it before its command passed) says on its card that its failure was resolved later.
+    assert page.count('class="slot resolved"') == 1 and page.count("✓ resolved") == 2
+    fixed = site.seeded.fixed_lesson_id
+    card = re.sub(r"\s+", " ", page[page.index(f'id="card-{fixed}"'):])
+    card = card[: card.index("</details>")]
+    assert '<span class="badge retired resolved">✓ resolved</span>' in card
+    assert "was resolved later: the same call succeeded at" in card and "<code>toolu_06alembicpass</code>" in card
+    assert "after 1 change (an edit or a command) in between." in card  # the alembic merge
 
 
 def test_a_resolved_failure_whose_calls_were_pruned_still_says_resolved(site: Site) -> None:
@@ -172,6 +179,57 @@ def test_a_resolved_failure_whose_calls_were_pruned_still_says_resolved(site: Si
     row = page[page.index(f'id="slot-{site.seeded.resolved_id}"'):]
     row = row[: row.index("</li>")]
     assert "✓ resolved" in row and "the details of that call are no longer kept" in row
+
+
+def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(site: Site) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    shop = site.memory.for_project(SHOP)
+
+    def call(tool: str, tool_input: dict[str, str], use: str) -> ToolCall:
+        return ToolCall("hooked", SHOP, tool, tool_input, use)
+
+    build = {"command": "npm run build"}
+    for n in range(3):  # a loop the hooks captured: the anchor archives the three failures
+        on_failure(shop, call("Bash", build, f"b{n}"), "ERROR in ./src/index.ts 12:4 TS2304: Cannot find name 'cfg'.")
+    check = {"command": "mypy shop"}
+    on_failure(shop, call("Bash", check, "m1"), 'shop/cart.py:44: error: Unsupported operand types for + ("Decimal")')
+    history = shop.get_history(session_id="hooked", limit=500).slots
+    anchor = next(s for s in history if s.origin == "anchor")
+    typed = next(s for s in history if (s.raw_log or "").startswith("shop/cart.py:44"))
+    lesson = shop.time_travel(target_timeline_ids=[typed.id], learning="Money is Decimal: never add a float to it.",
+                              raw_log_excerpt="Unsupported operand types", session_id="hooked").constraint_id
+    on_success(shop, call("Edit", {"file_path": "src/index.ts", "old_string": "cfg", "new_string": "config"}, "e1"))
+    on_success(shop, call("Bash", build, "b9"))  # the loop's call passes after one edit
+    on_success(shop, call("Edit", {"file_path": "shop/cart.py", "old_string": "0.1", "new_string": "D('0.1')"}, "e2"))
+    on_success(shop, call("Bash", check, "m9"))  # the lesson's failure passes, after two edits and a command
+    hooked = urlencode({"project": SHOP, "session": "hooked"})
+    timeline = re.sub(r"\s+", " ", site.client.get(f"/session?{hooked}").text)
+    card = timeline[timeline.index(f'id="card-{anchor.id}"'):]
+    card = card[: card.index("</details>")]
+    assert '<span class="badge retired resolved">✓ resolved</span>' in card
+    looped = sorted(s.id for s in history if s.retired_by == anchor.id)
+    assert len(looped) == 3
+    assert (f'A failure it was learned from (<a href="#slot-{looped[-1]}">#{looped[-1]}</a>) was resolved later: '
+            "the same call succeeded at") in card
+    assert "(<code>b9</code>), after 1 change (an edit or a command) in between." in card
+    lesson_card = timeline[timeline.index(f'id="card-{lesson}"'):]
+    lesson_card = lesson_card[: lesson_card.index("</details>")]
+    assert f'(<a href="#slot-{typed.id}">#{typed.id}</a>) was resolved later' in lesson_card
+    assert "(<code>m9</code>), after 3 changes (edits or commands) in between." in lesson_card  # e1, b9, e2
+    # Archived by the loop or the lesson, those slots keep their reason: only the card says "resolved".
+    assert timeline.count("✓ resolved") == 2
+    lessons = re.sub(r"\s+", " ", site.client.get(f"/lessons?{hooked}").text)
+    for constraint, use in ((anchor.id, "b9"), (lesson, "m9")):
+        item = lessons[lessons.index(f'id="lesson-{constraint}"'):]
+        item = item[: item.index("</li> <li") if "</li> <li" in item else len(item)]
+        assert "was resolved later: the same call succeeded at" in item and f"<code>{use}</code>" in item
+    # Both are project-wide, so another session of the project sees them too, linked to the failure's own
+    # timeline; of the seeded lessons, only the one learned from a captured failure claims one.
+    main = re.sub(r"\s+", " ", site.client.get(f"/lessons?{MAIN_QUERY}").text)
+    assert main.count("was resolved later") == 3
+    assert "<code>toolu_06alembicpass</code>" in main
+    assert f'session=hooked&amp;before={typed.sequence_order + readmodel.TIMELINE_PAGE // 2}#slot-{typed.id}"' in main
 
 
 def test_lessons_show_scope_type_fires_and_conflicts_and_no_revoke_when_read_only(site: Site) -> None:

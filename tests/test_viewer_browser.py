@@ -137,7 +137,15 @@ def test_a_person_follows_a_session_into_its_timeline_and_opens_a_loop(
         assert "✓ resolved" in resolved.find_element(By.CSS_SELECTOR, ".badge.retired.resolved").text
         assert "the same call succeeded at" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
         assert "after 1 change" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
-        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", resolved)
+        # ... and the lesson learned from a captured failure that passed later: its card says so when opened.
+        fixed = browser.find_element(By.ID, f"card-{seeded.fixed_lesson_id}")
+        assert "✓ resolved" in fixed.find_element(By.CSS_SELECTOR, "summary").text
+        fixed.find_element(By.TAG_NAME, "summary").click()
+        note = fixed.find_element(By.CSS_SELECTOR, ".resolution")
+        WebDriverWait(browser, 5).until(lambda d: note.is_displayed())
+        assert "was resolved later: the same call succeeded at" in note.text
+        browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", resolved)
+        browser.execute_script("window.scrollBy(0, -70)")  # below the sticky header
         _screenshot(browser, tmp_path, "ui-timeline-resolved.png")
         browser.execute_script("window.scrollTo(0, 0)")
 
@@ -209,7 +217,11 @@ def test_revoke_by_clicking_updates_the_page_and_the_database(browser: Any, db_p
     with running_viewer(url, "--allow-write") as viewer:
         _sign_in(browser, viewer, LESSONS)
         assert not _flash(browser).is_displayed()
+        fixed = browser.find_element(By.CSS_SELECTOR, f"#lesson-{seeded.fixed_lesson_id} .resolution").text
+        assert "was resolved later: the same call succeeded at" in fixed and "toolu_06alembicpass" in fixed
         browser.execute_script("window.__samePage = 1")  # gone if anything below reloads the page
+        browser.execute_script("window.__updates = 0; document.addEventListener('vlk:updated', "
+                               "function () { window.__updates += 1; })")
 
         # Cancelling the confirmation sends nothing.
         browser.find_element(By.CSS_SELECTOR, f"#lesson-{first} form.revoke button").click()
@@ -227,6 +239,9 @@ def test_revoke_by_clicking_updates_the_page_and_the_database(browser: Any, db_p
         assert "ok" in _flash(browser).get_attribute("class").split()
         assert browser.execute_script("return window.__samePage") == 1
         assert first not in _active(url)
+        # The page fetched itself after the write, and again when the live stream saw the change: wait for
+        # both, so that the steps below act on the page as it stays.
+        WebDriverWait(browser, 10).until(lambda d: d.execute_script("return window.__updates") >= 2)
         revoked = _slot(url, first)
         assert revoked.temporal_state == TemporalState.PAST and revoked.retired_reason == Retired.REVOKED
         # The conflict it was part of is gone with it.
