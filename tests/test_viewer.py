@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
-from viewer_seed import HOSTILE_SESSION, INFRA, MAIN, PG_ERROR, SHOP, Seeded, seed
+from viewer_seed import HOSTILE_SESSION, IMG, INFRA, MAIN, PG_ERROR, QUOTES, SCRIPT, SHOP, Seeded, seed
 
 from vlk_memact import Memory
 from vlk_memact.model import SessionKey
@@ -23,6 +23,7 @@ from vlk_memact.viewer.app import describe_database
 PORT = 48213  # never bound: the test client talks to the app in-process
 BASE = f"http://127.0.0.1:{PORT}"
 MAIN_QUERY = urlencode({"project": SHOP, "session": MAIN})
+QUOTE_FILE = f"src/{QUOTES}.js"
 
 
 @dataclass
@@ -150,7 +151,7 @@ def test_a_failure_a_host_hook_saw_resolved_is_marked_with_what_resolved_it(site
     page = site.client.get(f"/session?{MAIN_QUERY}").text
     resolved = site.seeded.resolved_id
     row = page[page.index(f'id="slot-{resolved}"'):]
-    row = re.sub(r"\s+", " ", row[: row.index("</li>")])
+    row = re.sub(r"\s+", " ", row[: row.index('<li class="row"')])
     assert 'class="lane lane-past"' in row and 'class="slot resolved"' in row
     assert '<span class="badge retired resolved"> ✓ resolved </span>' in row
     history = {s.id: s for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots}
@@ -160,7 +161,11 @@ def test_a_failure_a_host_hook_saw_resolved_is_marked_with_what_resolved_it(site
     assert success is not None
     assert (f"Resolved: the same call succeeded at <time>{success.created_at[:19]}</time> "
             "(<code>toolu_03refundspass</code>), after 1 change (an edit or a command) in between.") in row
-    assert "pytest -q tests/test_refunds.py" in row  # the call itself, in the record's tool payload
+    # What changed in between, then the call that passed, by the summaries the hooks stored.
+    steps = re.findall(r'<li[^>]*>(?:<span class="badge tool">(\w+)</span> )?<code>(.*?)</code>', row)
+    assert [(tool, html.unescape(text)) for tool, text in steps] == [
+        ("", "Edit shop/refunds.py: -'amount.quantize(CENTS)' +'amount.quantize(CENTS, rounding=ROUND_HALF_UP)'"),
+        ("passed", "pytest -q tests/test_refunds.py")]
     # Only that slot is retired as resolved; the lesson learned from the other captured failure (archived
     # into it before its command passed) says on its card that its failure was resolved later.
     assert page.count('class="slot resolved"') == 1 and page.count("✓ resolved") == 2
@@ -177,11 +182,13 @@ def test_a_resolved_failure_whose_calls_were_pruned_still_says_resolved(site: Si
         tx._conn.execute("DELETE FROM host_calls")  # type: ignore[attr-defined]  # noqa: SLF001
     page = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
     row = page[page.index(f'id="slot-{site.seeded.resolved_id}"'):]
-    row = row[: row.index("</li>")]
+    row = row[: row.index('<li class="row"')]
     assert "✓ resolved" in row and "the details of that call are no longer kept" in row
 
 
-def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(site: Site) -> None:
+def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
@@ -217,6 +224,16 @@ def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(site: 
     lesson_card = lesson_card[: lesson_card.index("</details>")]
     assert f'(<a href="#slot-{typed.id}">#{typed.id}</a>) was resolved later' in lesson_card
     assert "(<code>m9</code>), after 3 changes (edits or commands) in between." in lesson_card  # e1, b9, e2
+    steps = re.findall(r'<li[^>]*>(?:<span class="badge tool">(\w+)</span> )?<code>(.*?)</code>', lesson_card)
+    assert [(tool, html.unescape(text)) for tool, text in steps] == [
+        ("", "Edit src/index.ts: -'cfg' +'config'"), ("Bash", "npm run build"),
+        ("", "Edit shop/cart.py: -'0.1' +\"D('0.1')\""), ("passed", "mypy shop")]
+    monkeypatch.setattr(readmodel, "STEPS_SHOWN", 1)  # a long fix: the last changes, and how many came before
+    short = re.sub(r"\s+", " ", site.client.get(f"/session?{hooked}").text)
+    short = short[short.index(f'id="card-{lesson}"'):]
+    short = short[: short.index("</details>")]
+    assert "… 2 earlier change(s)" in short and "Edit src/index.ts" not in short and "Edit shop/cart.py" in short
+    monkeypatch.undo()
     # Archived by the loop or the lesson, those slots keep their reason: only the card says "resolved".
     assert timeline.count("✓ resolved") == 2
     lessons = re.sub(r"\s+", " ", site.client.get(f"/lessons?{hooked}").text)
@@ -230,6 +247,21 @@ def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(site: 
     assert main.count("was resolved later") == 3
     assert "<code>toolu_06alembicpass</code>" in main
     assert f'session=hooked&amp;before={typed.sequence_order + readmodel.TIMELINE_PAGE // 2}#slot-{typed.id}"' in main
+
+
+def test_the_steps_of_a_resolution_are_shown_as_escaped_text(site: Site) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    shop = site.memory.for_project(SHOP)
+    run = {"command": "node build.js"}
+    on_failure(shop, ToolCall("steps", SHOP, "Bash", run, "h1"), "ReferenceError: render is not defined")
+    on_success(shop, ToolCall("steps", SHOP, "Edit", {"file_path": f"{QUOTE_FILE}", "old_string": "x",
+                                                      "new_string": f"{SCRIPT} {IMG}"}, "h2"))
+    on_success(shop, ToolCall("steps", SHOP, "Bash", run, "h3"))
+    page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "steps"})).text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page and "&lt;img src=x onerror=" in page
+    assert "<script>window" not in page and not [t for t, _ in elements(page) if t in ("img", "b")]
+    assert html.escape(QUOTE_FILE, quote=True).replace("&quot;", "&#34;").replace("&#x27;", "&#39;") in page
 
 
 def test_lessons_show_scope_type_fires_and_conflicts_and_no_revoke_when_read_only(site: Site) -> None:

@@ -77,12 +77,14 @@ class PostgresBrowse:
         )
         return [(int(a), int(b), r) for a, b, r in rows]
 
-    def resolving_calls(self, key: SessionKey, slot_ids: Sequence[int]) -> list[tuple[int, HostCall, int]]:
+    def resolving_calls(
+        self, key: SessionKey, slot_ids: Sequence[int], steps: int
+    ) -> list[tuple[int, HostCall, int, list[HostCall]]]:
         # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
         # (the call_key index), and how many state-changing calls of other keys came in between.
         success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
         rows = self._rows(
-            f"""SELECT f.slot_id, f.id, {success},
+            f"""SELECT f.slot_id, f.id, f.call_key, {success},
                    (SELECT COUNT(*) FROM host_calls m WHERE m.tenant = f.tenant AND m.project = f.project
                         AND m.session_id = f.session_id AND m.id > f.id AND m.id < s.id AND m.outcome = 'success'
                         AND m.changes_state AND m.call_key <> f.call_key)
@@ -95,10 +97,26 @@ class PostgresBrowse:
                ORDER BY f.slot_id, f.id""",
             (list(slot_ids), key.tenant, key.project, key.session),
         )
-        latest: dict[int, tuple[int, HostCall, int]] = {}
-        for row in rows:  # a slot captured twice: the success after its newest capture resolved it
-            latest[row[0]] = (row[0], host_call_from_row(row[2:-1]), int(row[-1]))
-        return list(latest.values())
+        latest = {row[0]: row for row in rows}  # a slot captured twice: the success after its newest capture
+        between: dict[int, list[HostCall]] = {}
+        if latest and steps > 0:
+            # The last `steps` of those state-changing calls per failure, by the session index.
+            values = list(latest.values())
+            found = self._rows(
+                f"""SELECT p.failure, m.* FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS p(failure, success, call_key)
+                   CROSS JOIN LATERAL (
+                       SELECT {HOST_CALL_COLUMNS} FROM host_calls m WHERE m.tenant = %s AND m.project = %s
+                           AND m.session_id = %s AND m.id > p.failure AND m.id < p.success AND m.outcome = 'success'
+                           AND m.changes_state AND m.call_key <> p.call_key
+                       ORDER BY m.id DESC LIMIT %s) m
+                   ORDER BY p.failure, m.id""",
+                ([row[1] for row in values], [row[3] for row in values], [row[2] for row in values],
+                 key.tenant, key.project, key.session, steps),
+            )
+            for row in found:
+                between.setdefault(row[0], []).append(host_call_from_row(row[1:]))
+        return [(slot, host_call_from_row(row[3:-1]), int(row[-1]), between.get(row[1], []))
+                for slot, row in latest.items()]
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         # The same literal, case-folded match as search(), over every session of the tenant.

@@ -79,12 +79,14 @@ class SqliteBrowse:
         )
         return [(a, b, r) for a, b, r in rows]
 
-    def resolving_calls(self, key: SessionKey, slot_ids: Sequence[int]) -> list[tuple[int, HostCall, int]]:
+    def resolving_calls(
+        self, key: SessionKey, slot_ids: Sequence[int], steps: int
+    ) -> list[tuple[int, HostCall, int, list[HostCall]]]:
         # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
         # (the call_key index), and how many state-changing calls of other keys came in between.
         success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
         rows = self._conn.execute(
-            f"""SELECT f.slot_id, f.id, {success},
+            f"""SELECT f.slot_id, f.id, f.call_key, {success},
                    (SELECT COUNT(*) FROM host_calls m WHERE m.tenant = f.tenant AND m.project = f.project
                         AND m.session_id = f.session_id AND m.id > f.id AND m.id < s.id AND m.outcome = 'success'
                         AND m.changes_state AND m.call_key <> f.call_key)
@@ -96,11 +98,27 @@ class SqliteBrowse:
                    AND f.tenant = ? AND f.project = ? AND f.session_id = ?
                ORDER BY f.slot_id, f.id""",
             (json.dumps(list(slot_ids)), key.tenant, key.project, key.session),
-        )
-        latest: dict[int, tuple[int, HostCall, int]] = {}
-        for row in rows:  # a slot captured twice: the success after its newest capture resolved it
-            latest[row[0]] = (row[0], host_call_from_row(row[2:-1]), int(row[-1]))
-        return list(latest.values())
+        ).fetchall()
+        latest = {row[0]: row for row in rows}  # a slot captured twice: the success after its newest capture
+        between: dict[int, list[HostCall]] = {}
+        if latest and steps > 0:
+            # The last `steps` of those state-changing calls per failure, by the session index.
+            pairs = [[row[1], row[3], row[2]] for row in latest.values()]
+            found = self._conn.execute(
+                f"""SELECT failure, {HOST_CALL_COLUMNS} FROM (
+                       SELECT p.failure, m.*, ROW_NUMBER() OVER (PARTITION BY p.failure ORDER BY m.id DESC) AS n
+                       FROM (SELECT json_extract(value, '$[0]') AS failure, json_extract(value, '$[1]') AS success,
+                                    json_extract(value, '$[2]') AS call_key FROM json_each(?)) p
+                       JOIN host_calls m ON m.tenant = ? AND m.project = ? AND m.session_id = ?
+                           AND m.id > p.failure AND m.id < p.success AND m.outcome = 'success' AND m.changes_state
+                           AND m.call_key <> p.call_key)
+                   WHERE n <= ? ORDER BY failure, id""",
+                (json.dumps(pairs), key.tenant, key.project, key.session, steps),
+            )
+            for row in found:
+                between.setdefault(row[0], []).append(host_call_from_row(row[1:]))
+        return [(slot, host_call_from_row(row[3:-1]), int(row[-1]), between.get(row[1], []))
+                for slot, row in latest.items()]
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         # The same literal, case-folded match as search(), over every session of the tenant.

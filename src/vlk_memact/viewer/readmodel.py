@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
-from ..model import Conflict, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..model import Conflict, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
 from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 from ..store import Transaction
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
 SEARCH_LIMIT = 100
+STEPS_SHOWN = 6  # changes listed under a resolved failure (the last ones before the success)
 CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
 MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
 
@@ -54,18 +55,21 @@ class Card:
 
 @dataclass(frozen=True)
 class Resolution:
-    """A captured failure that a host hook later saw succeed: the same tool call, and when.
+    """A captured failure that a host hook later saw succeed: the same tool call, when, and what changed
+    in between (the edits and commands the hooks recorded, by their redacted summaries).
 
     From the hooks' host_calls (kept for a while per session). A live failure is retired as RESOLVED by
     that success; one already archived (by a loop, or into a lesson) keeps its reason, and its anchor or
-    lesson shows that the failure it came from was resolved. What the fix itself was (its steps and
-    evidence) the hooks do not record: only the call, its time and the changes in between are shown.
+    lesson shows that the failure it came from was resolved. The changes in between are what happened, not
+    a judgement of which of them was the fix.
     """
 
     slot_id: int  # the failure
     succeeded_at: str  # to the second, as slots show their time
     tool_use_id: str | None
+    passed: str | None  # the summary of the call that succeeded (None on rows older than the summaries)
     changes_between: int  # state-changing calls (edits, commands) between the failure and the success
+    steps: tuple[HostCall, ...] = ()  # the last STEPS_SHOWN of them, oldest first
 
 
 def _resolutions(tx: Transaction, slots: Iterable[Slot]) -> dict[int, Resolution]:
@@ -75,8 +79,9 @@ def _resolutions(tx: Transaction, slots: Iterable[Slot]) -> dict[int, Resolution
         by_session[SessionKey(slot.tenant, slot.project, slot.session_id)].append(slot.id)
     found = {}
     for key, ids in by_session.items():
-        for slot_id, call, between in tx.resolving_calls(key, sorted(set(ids))):
-            found[slot_id] = Resolution(slot_id, call.created_at[:19], call.tool_use_id, between)
+        for slot_id, call, between, steps in tx.resolving_calls(key, sorted(set(ids)), STEPS_SHOWN):
+            found[slot_id] = Resolution(slot_id, call.created_at[:19], call.tool_use_id, call.summary, between,
+                                        tuple(steps))
     return found
 
 
