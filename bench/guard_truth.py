@@ -18,6 +18,8 @@ Definitions (stated in bench/results/guard.md too):
   memory addresses (`0x` + 6 or more hex digits), durations (`0.52s`, `12 ms`, `3.1 seconds`), clock
   times (`12:34:56`), ISO dates, and random temporary names (`/tmp/tmpXXXX`, `pytest-of-USER/pytest-N`).
   Anything else that differs (a line number, a value, one more line) makes the errors different.
+- Loop repeats (the recall denominator): identical repeats of a command that itself failed with that
+  error at least the loop threshold times since it last worked (issue 20), nothing changed in between.
 - Changes nothing: `changes_nothing` below, a conservative syntactic test: every part of the command
   line is a known read-only program (ls, cat, grep, sed without -i, git status, SWE-agent's goto or
   search_dir, ...), with no output redirection to a file, no heredoc and no `cd`. SWE-agent's `open` and
@@ -166,28 +168,27 @@ def judge_denial(steps: list[Step], index: int) -> str:
 def loop_repeats(
     trajectory: Trajectory, require_nothing_changed: bool = True, threshold: int = LOOP_THRESHOLD
 ) -> set[int]:
-    """Indices of the identical repeats that follow a loop with nothing changed.
+    """Indices of the identical repeats of a call that kept failing, with nothing changed.
 
-    Step s is one when: (a) an earlier step ran the same command (`canonical_command`) and the latest
-    such step j failed; (b) s failed with the identical error (`error_key`) as j; (c) before s, the
-    trajectory had already failed with that error at least `threshold` times (a loop, by any
-    command); (d) every step between j and s failed, ran nothing (a format error) or
-    `changes_nothing`. With require_nothing_changed=False, (d) is dropped.
+    Step s is one when (issue 20): (a) an earlier step ran the same command (`canonical_command`) and the
+    latest such step j failed; (b) s failed with the identical error (`error_key`) as j; (c) before s, that
+    same command had already failed with that error at least `threshold` times since it last succeeded
+    (the call itself kept failing; other commands sharing the error do not count); (d) every step between
+    j and s failed, ran nothing (a format error) or `changes_nothing`. With require_nothing_changed=False,
+    (d) is dropped.
     """
     found: set[int] = set()
     last_run: dict[str, int] = {}
-    errors_seen: Counter[str] = Counter()
+    own: Counter[tuple[str, str]] = Counter()  # (command, error) failures since the command last worked
     steps = trajectory.steps
     for index, step in enumerate(steps):
         if step.action is None:
-            if step.failed:
-                errors_seen[error_key(step.observation)] += 1
             continue
         command = canonical_command(step.action)
         j = last_run.get(command)
         if j is not None and steps[j].failed and step.failed:
             key = error_key(steps[j].observation)
-            if error_key(step.observation) == key and errors_seen[key] >= threshold:
+            if error_key(step.observation) == key and own[(command, key)] >= threshold:
                 between = steps[j + 1 : index]
                 if not require_nothing_changed or all(
                     b.failed or b.action is None or changes_nothing(b.action) for b in between
@@ -195,5 +196,8 @@ def loop_repeats(
                     found.add(index)
         last_run[command] = index
         if step.failed:
-            errors_seen[error_key(step.observation)] += 1
+            own[(command, error_key(step.observation))] += 1
+        else:
+            for pair in [p for p in own if p[0] == command]:
+                del own[pair]
     return found

@@ -22,7 +22,7 @@ READERS = [
     "echo done",
     "pwd; ls src",
     "wc -l a.py b.py",
-    "pip show django",
+
     "X=1 grep a b || echo none",
     "cat < input.txt",
     "ls missing &>/dev/null",
@@ -58,6 +58,11 @@ WRITERS = [
     "cat 'unbalanced",
     "tee out.txt",
     "open pydantic/main.py",  # SWE-agent: changes the file its edit command writes to
+    "pip show django",  # a package manager: what it sees changes between two runs
+    "sleep 5",  # a wait
+    "curl -s https://example.org",  # a network fetch
+    "ls &",  # a background process
+    "cat log.txt & wait",
     "create reproduce.py",
     "edit 12:12\n        url = x\nend_of_edit",
     "submit",

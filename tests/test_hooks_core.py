@@ -45,7 +45,7 @@ def test_an_ordinary_failure_is_recorded_and_nothing_is_said(memory: Memory) -> 
 
 def test_the_file_of_the_tool_input_is_the_file_context(memory: Memory) -> None:
     event = failure("Edit", {"file_path": "/work/project/src/app.py", "old_string": "a", "new_string": "b"},
-                    "String to replace not found in file.\nString: a")
+                    "EACCES: permission denied, open '/work/project/src/app.py'")
     handle(event, memory)
     assert memory.get_history(session_id="s1").slots[0].file_context == "/work/project/src/app.py"
 

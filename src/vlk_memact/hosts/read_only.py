@@ -5,8 +5,9 @@ last failed. Agents that work through a shell (Claude Code's Bash, SWE-agent, mi
 around between two retries with ls, cat, grep or git diff; if every such success counted as a change,
 no repeat would ever be stopped (bench/results/guard.md measures it on real runs). Precision first: a
 command only reads when every command of its command line is a known reader, with no output
-redirected to a file, no heredoc and no command substitution; anything else, or anything that does
-not parse, may change state.
+redirected to a file, no heredoc, no command substitution and nothing sent to the background;
+anything else, or anything that does not parse, may change state. Package managers (even `pip show`),
+waits and network fetches are never readers: what they see changes between two runs (issue 20).
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ READERS = frozenset(
 GIT_READERS = frozenset(
     {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "describe"}
 )
-PIP_READERS = frozenset({"list", "show", "freeze", "check"})
 FIND_WRITERS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -118,8 +118,6 @@ def _reads(words: list[str]) -> bool:
         return not FIND_WRITERS.intersection(args)
     if program == "git":
         return next((a for a in args if not a.startswith("-")), "") in GIT_READERS
-    if program in ("pip", "pip3"):
-        return bool(args) and args[0] in PIP_READERS
     return program in READERS
 
 
@@ -136,6 +134,8 @@ def is_read_only(command: str) -> bool:
         word = words[i]
         after = words[i + 1] if i + 1 < len(words) else ""
         if set(word) <= set(";&|\n"):  # a command ends: ; && || | & newline
+            if word == "&":
+                return False  # a background process
             if not _reads(current):
                 return False
             current = []
