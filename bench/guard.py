@@ -232,7 +232,7 @@ def replay(
                 out.denials.append(
                     Denial(
                         se.index,
-                        se.step.action or "",
+                        se.step.command or "",
                         judge_denial(trajectory.steps, se.index),
                         se.index in truth,
                         len(reason) if isinstance(reason, str) else 0,

@@ -177,7 +177,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None  # syntax errors of different code: nothing in common but the word
     sessions = list(dict.fromkeys(s.session_id for s in sorted(archived, key=lambda s: s.id, reverse=True)))
     resolved = _resolved(tx, key, archived, calls)
-    names = list(dict.fromkeys(d for _, d in calls))
+    names = list(dict.fromkeys(_short(d) for _, d in calls))
     what = names[0] if len(names) == 1 else f"{len(names)} different calls ({inject._names(names, 2)})"  # noqa: SLF001
     when = f"session '{quoted_line(sessions[0], 12)}' ({anchor.created_at[:10]})"
     if len(sessions) > 1:
@@ -190,6 +190,11 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         text += f" What fixed it: {quoted_line(fix, inject.LESSON_CHARS)}."
     rank = (0 if resolved else 2, len(sessions), len(archived), anchor.id)
     return Fact(rank, text, shown_as)
+
+
+def _short(call: str, limit: int = 90) -> str:
+    """A call's name short enough for a list of facts (the full command is in vlk_get_history)."""
+    return call if len(call) <= limit else call[: limit - 2].rstrip() + "…`"
 
 
 def _resolved(tx, key: SessionKey, archived: list[Slot], calls: list[tuple[str | None, str]]) -> bool:
