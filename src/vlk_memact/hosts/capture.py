@@ -219,11 +219,13 @@ def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot
     return next((c for c in candidates if c.id in by), candidates[-1])
 
 
-def before_call(memory: Memory, call: ToolCall, fix: str | None = None) -> GuardResult:
+def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warning: bool = True) -> GuardResult:
     """The guard: deny an unchanged repeat of a call that itself kept failing with one error; warn (once)
     when something changed since, or when only its error is looped.
 
     fix: what fixed this error before, when fix memory knows it (a line the denial offers as "instead").
+    say_warning: False when the host cannot show a warning at this point (Gemini CLI's BeforeTool): a WARN is
+    then returned without counting as said, so the event that can carry it still gets it.
     """
     mode = memory.settings.hook_guard
     if mode == "off":
@@ -260,7 +262,8 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None) -> Guard
         return GuardResult(action, inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix),
                            anchor.id)
     if action == guard.WARN and not warned:
-        _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])
+        if say_warning:
+            _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])
         if len(same) < threshold:
             text = inject.shared_error_text(call.described, anchor, len(same))
         else:
