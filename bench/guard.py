@@ -453,19 +453,22 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         "",
         "## Definitions",
         "",
-        "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
-        "single action (a format error) ran no tool and sends no tool event.",
+        "- **Steps**: every action/observation pair of the trajectory; a step whose message held several "
+        "actions (a format error) is sent as a failed Bash call of its first action with the harness's "
+        "message as the error; a step with no action sends no tool event.",
         '- **Denial**: PreToolUse answered with `permissionDecision: "deny"`. It is judged by the real '
         "step: **identical error** (correct), **failed differently**, or **succeeded** (harm). "
         "Precision = identical / denials; harm = succeeded / denials; steps saved = identical.",
         "- **Identical error**: the observation equals that of the most recent earlier failure of the same "
-        "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
+        "call (as the product keys it, indentation kept; else whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
         "masking memory addresses, durations, clock times, ISO dates and random temporary names "
-        "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
+        "and the line number bash gives an error of the harness's session script "
+        "and the line number bash gives an error of the harness's session script (`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
         "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
         "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
-        "command, which failed; fails with the identical error; after that error had already occurred at "
-        "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
+        "command, which failed; fails with the identical error; after that command had itself already failed "
+        "with that error at least as often as the loop threshold since it last worked (issue 20); and every "
+        "step in between failed, ran "
         "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
         "Recall = those denied / all.",
         "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "

@@ -43,6 +43,7 @@ UPDATE_HEADING = "new in this session's memory since the last note:"
 FACTS_HEADING = "what happened in earlier sessions of this project (facts recorded by vlk-memact):"
 EXPAND_DEPTH = 4  # consolidations of consolidations, followed this deep
 SESSIONS_CHECKED = 6  # resolution looked up in at most this many (session, call) pairs per loop
+FACT_ERROR_CHARS = 160  # the error of a carried loop: enough to recognise it, short enough for many facts
 _SYNTAX = re.compile(r"(?i)syntax ?error|invalid syntax|unexpected (?:token|indent|EOF)|parse error")
 # Fix memory (issue 21) answers "what fixed this error?" for an anchor; None until it is wired.
 FixLookup = Callable[[Slot], "str | None"]
@@ -172,7 +173,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None
     calls = capture._calls_of(archived, guard.IGNORED_FIELDS)  # noqa: SLF001 - one reader of tool payloads
     keys = list(dict.fromkeys(k for k, _ in calls if k))
-    error = error_excerpt(newest.raw_log or "", inject.EVIDENCE_CHARS)
+    error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
     if _SYNTAX.search(error) and len(keys) != 1:
         return None  # syntax errors of different code: nothing in common but the word
     sessions = list(dict.fromkeys(s.session_id for s in sorted(archived, key=lambda s: s.id, reverse=True)))
@@ -182,7 +183,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
     when = f"session '{quoted_line(sessions[0], 12)}' ({anchor.created_at[:10]})"
     if len(sessions) > 1:
         when += f" and {len(sessions) - 1} earlier session{'s' if len(sessions) > 2 else ''}"
-    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times with \"{quoted_line(error, inject.EVIDENCE_CHARS)}\" "
+    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
             f"in {when}; " + ("a later run of the same call succeeded." if resolved
                               else "not resolved there."))
     fix = fixes(anchor) if fixes is not None else None
