@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..inputs import MAX_CONTEXT_TOKENS
-from ..loops import error_excerpt
 from ..model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
 from ..quoting import quoted_line
 from ..render import CHARS_PER_TOKEN, estimate_tokens
@@ -173,6 +172,8 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None
     calls = capture._calls_of(archived, guard.IGNORED_FIELDS)  # noqa: SLF001 - one reader of tool payloads
     keys = list(dict.fromkeys(k for k, _ in calls if k))
+    from ..loops import error_excerpt  # here: claude_code imports this module on the guard's path too
+
     error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
     if _SYNTAX.search(error) and len(keys) != 1:
         return None  # syntax errors of different code: nothing in common but the word

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..model import ConflictView, LoopReport, Origin, Slot
 from ..quoting import quoted_line
-from ..loops import error_excerpt
 from ..render import CHARS_PER_TOKEN, estimate_tokens
 
 PREFIX = "vlk-memact:"
@@ -142,6 +141,8 @@ def deny_reason(call: str, anchor: Slot, failures: int, error: str | None = None
     """Why an identical re-run is declined, in two lines: what happened, then what to do instead (the fix
     when fix memory knows one, else the anchor's advice) and how to override. The model reads it as the
     tool result."""
+    from ..loops import error_excerpt  # here, not at import: the guard's process never loads the fingerprints
+
     shown = error_excerpt(error, EVIDENCE_CHARS) if error else (anchor.evidence or "")
     said = f" (\"{quoted_line(shown, EVIDENCE_CHARS)}\")" if shown else ""
     first = (f"{PREFIX} not run. {call} already failed {failures} times in this session with the same error{said}, "
