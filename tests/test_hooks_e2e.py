@@ -6,7 +6,9 @@ does not run; (b) after a successful Edit it runs, with the warning; (c) a succe
 failures; (d) a new session of the project starts with the lesson, another project's does not; (e) a
 broken DATABASE_URL: the session completes, the hook log names the problem; (f) with the MCP server
 installed too, the model's vlk_fetch_context sees the hooks' slots of the same session; (g) install and
-uninstall round trip on settings that already hold other hooks.
+uninstall round trip on settings that already hold other hooks; (h) the host's own refusals (input checks,
+permission refusals, a parallel call beside a failing one) never reach PostToolUseFailure in the real CLI
+and are never recorded, looped or carried.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from claude_code_harness import (
     run_claude,
     tool_search,
 )
+
+from record_claude_code_hooks import dump_settings
 
 from vlk_memact import Memory
 from vlk_memact.hosts import install
@@ -140,7 +144,9 @@ def test_the_hosts_refusals_are_never_failures_loops_or_lessons(setup: dict) -> 
     denied = [ToolUse("Bash", {"command": "rm -f notes.txt"}, id=f"toolu_rm_{n}") for n in range(3)]
     parallel = [[fail_call(10 + n), ToolUse("Bash", {"command": "echo side >> side.log"}, id=f"toolu_side_{n}")]
                 for n in range(1)]
-    settings = {"permissions": {"deny": ["Bash(rm:*)"]}}
+    dumps = setup["root"] / "dumps"  # what the CLI itself sends to hooks, beside vlk-memact's
+    dumps.mkdir()
+    settings = {"permissions": {"deny": ["Bash(rm:*)"]}, **dump_settings(dumps)}
     with ScriptedModel([*unread, *unknown, *not_allowed, *denied, *parallel, "Done."]) as model:
         run = run_claude("Tidy up.", cwd=project, model=model, env=env_for(db), home=home, settings=settings,
                          allowed_tools=["Bash", "Edit"])
@@ -152,6 +158,11 @@ def test_the_hosts_refusals_are_never_failures_loops_or_lessons(setup: dict) -> 
         said = hook_texts(request_after(model, call.id))
         assert said == [], (call.name, result.text, said)  # ... and vlk-memact said nothing about it
     assert (project / "notes.txt").exists() and not (project / "out.txt").exists()
+    # What Claude Code 2.1.328 itself does: none of these reaches PostToolUseFailure (input checks fire no
+    # per-call hook; a refused call fires PreToolUse at most); only the real failure does.
+    events = [json.loads(f.read_text()) for f in sorted(dumps.iterdir())]
+    failed = {e.get("tool_use_id") for e in events if e["hook_event_name"] == "PostToolUseFailure"}
+    assert failed == {parallel[0][0].id}, failed
     with Memory(f"sqlite:///{db}", project=str(project)) as memory:
         slots = memory.get_history(session_id=run.session_id).slots
     # Only the real failure of the parallel turn is recorded: no refusal, no loop, no anchor.
