@@ -321,7 +321,12 @@ def test_decide() -> None:
     assert guard.decide("deny", same, False, []) == guard.NONE
     assert guard.decide("deny", same, True, [E(other, "success", False)]) == guard.DENY  # a read
     assert guard.decide("deny", same, True, [E(other, "success", True)]) == guard.WARN
-    assert guard.decide("deny", same, True, [E(other, "failure", True)]) == guard.DENY  # a failed edit
+    assert guard.decide("deny", same, True, [E(other, "failure", False)]) == guard.DENY  # a failed edit
+    # a failed command line that wrote before it failed (`sed -i f && pytest`) is stored as changing state
+    assert guard.decide("deny", same, True, [E(other, "failure", True)]) == guard.WARN
+    assert guard.decide("deny", same, True, [], own_failures=2) == guard.WARN  # its error looped, not the call
+    assert guard.decide("deny", same, True, [], specific=False) == guard.WARN  # a bare "Error"
+    assert guard.decide("deny", same, True, [E(other, "success", False, "/a.py")], edit_target="/a.py") == guard.WARN
     assert guard.decide("deny", same, True, [E(same, "success", True)]) == guard.NONE
     assert guard.decide("warn", same, True, []) == guard.WARN
     assert guard.decide("off", same, True, []) == guard.NONE
@@ -439,3 +444,10 @@ def test_merged_loop_anchors_are_carried_as_the_facts_of_each_loop(database_url:
         text = context_of(handle(session_start(session="four"), memory)) or ""
     assert "CURRENT STRATEGY" not in text and "SYSTEM ANCHOR" not in text
     assert all(f"make target{n}" in text for n in range(3)), text
+
+
+def test_a_failed_command_that_wrote_before_it_failed_counts_as_a_change(memory: Memory) -> None:
+    run_failing(handle, memory, "npm test", ERROR, 3)
+    handle(failure("Bash", bash("sed -i s/a/b/ index.js && node index.js"), ERROR), memory)
+    answer = handle(pre("Bash", bash("npm test")), memory)
+    assert answer is not None and "permissionDecision" not in answer["hookSpecificOutput"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
 from . import failures as failure_kinds
-from . import guard, inject, steps
+from . import guard, inject, read_only, steps
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -47,6 +47,15 @@ class ToolCall:
     def changes_state(self) -> bool:
         return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools, self.tool_input,
                                    self.read_tools)
+
+    @property
+    def changes_before_failing(self) -> bool:
+        """A failed shell command line whose earlier commands wrote (`sed -i f && pytest`): the guard counts it
+        as a change, since the write happened whatever failed after it."""
+        if self.tool_name not in self.shell_tools:
+            return False
+        command = steps.command_of(self.tool_input)
+        return command is not None and read_only.may_change_before_failing(command)
 
     @property
     def described(self) -> str:
@@ -135,7 +144,7 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
         file_context=file_context(call.tool_input, call.cwd),
         tool_payload=tool_payload(call, memory.settings.max_field_chars),
         session_id=call.session_id,
-        host_call=call.host_call("failure"),
+        host_call=call.host_call("failure", call.changes_before_failing),
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time

@@ -48,7 +48,7 @@ class CallEvent:
 
     call_key: str
     outcome: str  # "failure" or "success"
-    changes_state: bool
+    changes_state: bool  # a success that can change state; a failure that wrote before it failed
     target: str | None = None  # the file of a file tool, the program of a command
 
 
@@ -129,8 +129,9 @@ def decide(
 
 def changed_since(key: str, since: Sequence[CallEvent], edit_target: str | None = None) -> bool:
     """Did a state-changing call other than this one succeed in these events (or a read of the file the
-    failed edit was about: the model now knows what the edit must match)?"""
+    failed edit was about: the model now knows what the edit must match), or fail after writing (a failure
+    row is stored with changes_state only then: `sed -i f && pytest`)?"""
     return any(
-        e.outcome == "success" and e.call_key != key and (e.changes_state or (edit_target and e.target == edit_target))
+        e.call_key != key and (e.changes_state or (e.outcome == "success" and edit_target and e.target == edit_target))
         for e in since
     )

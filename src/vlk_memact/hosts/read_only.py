@@ -152,3 +152,36 @@ def is_read_only(command: str) -> bool:
             current.append(word)  # (a digit just before '>' is a descriptor, not an argument)
         i += 1
     return _reads(current)
+
+
+_NAVIGATION = frozenset({"cd", "pushd", "popd", "export", "set", "source", ".", "true", ":"})
+
+
+def may_change_before_failing(command: str) -> bool:
+    """Can this command line have changed state even though it failed? True when a command before its last
+    one (`sed -i f && python t.py`, `pip install x; pytest`) writes, or may: the failure came after it ran.
+    Line breaks do not split here (they are content in SWE-agent's `edit` and in a heredoc)."""
+    if "<<" in command and ">" in command.split("<<", 1)[1].split("\n", 1)[0]:
+        return True  # a heredoc written to a file: the file is there whatever ran after it
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True  # white space, line breaks included, only separates words
+    try:
+        words = list(lexer)
+    except ValueError:
+        return True
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in (";", "&&", "||", "|", "&", ";;"):
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    commands = [c for c in commands if c]
+    for simple in commands[:-1]:
+        rest = [w for w in simple if not _ASSIGNMENT.match(w)]
+        if rest and rest[0].rsplit("/", 1)[-1] in _NAVIGATION:
+            continue
+        writes = any(">" in w and w != ">&" for i, w in enumerate(simple)
+                     if i + 1 >= len(simple) or simple[i + 1] != "/dev/null")
+        if writes or not _reads([w for w in simple if w not in (">&", "<")]):
+            return True
+    return False
