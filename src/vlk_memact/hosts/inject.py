@@ -9,6 +9,7 @@ under a character cap well below the host's own limit (10,000 characters for Cla
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model import ConflictView, LoopReport, Origin, Slot
@@ -61,7 +62,12 @@ def _ids(ids: Sequence[int]) -> str:
 
 
 def describe_constraint(constraint: Slot, session_id: str | None = None) -> str:
-    """One line per constraint: what kind, what it says (lessons) or shows (loops), its evidence, where from."""
+    """One line per constraint: what kind, what it says (lessons) or shows (loops), its evidence, where from.
+    Evidence that is a host's refusal (stored before hosts/failures.py existed) is never quoted."""
+    from .failures import non_failure
+
+    if constraint.evidence and non_failure(constraint.evidence):
+        constraint = replace(constraint, evidence=None)
     if constraint.origin is Origin.ANCHOR:
         body = "a repeated error (loop anchor)"
         if constraint.evidence:
