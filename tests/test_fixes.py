@@ -205,3 +205,14 @@ def test_a_secret_in_a_fix_step_is_never_stored_nor_said(memory: Memory) -> None
     assert token not in found.steps[0].summary and "REDACTED" in found.steps[0].summary
     text = ran(memory, "Bash", bash("sh fetch.sh"), "B", "Exit code 1\nerror: 401 Unauthorized from api.example.test")
     assert text and token not in text and "REDACTED" in text
+
+
+def test_a_new_session_starts_with_the_loop_fact_and_what_fixed_it(memory: Memory) -> None:
+    from hook_events import session_start
+
+    for _ in range(3):
+        ran(memory, "Bash", bash("sh check_env.sh"), "A", ENV_ERROR)
+    ran(memory, "Bash", bash("cp .env.example .env"), "A")
+    ran(memory, "Bash", bash("sh check_env.sh"), "A")
+    text = context_of(handle(session_start(session="B"), memory)) or ""
+    assert "What fixed it: cp .env.example .env (then sh check_env.sh passed)." in text, text

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from . import capture, carryover, guard
+from . import capture, carryover, fixes, guard
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -58,7 +58,8 @@ def _context(event_name: str, text: str | None) -> dict[str, Any] | None:
 def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
     source = event.get("source")
     source = source if source in SESSION_SOURCES else "startup"
-    return _context("SessionStart", carryover.session_start(memory, _text(event, "session_id") or "", source))
+    session = _text(event, "session_id") or ""
+    return _context("SessionStart", carryover.session_start(memory, session, source, fixes.lesson_lookup(memory, session)))
 
 
 def _prompt(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:

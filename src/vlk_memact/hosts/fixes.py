@@ -14,7 +14,7 @@ told in this session, applied, and the error came back anyway is demoted and not
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from ..model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionK
 from . import inject
 
 if TYPE_CHECKING:
+    from ..engine import Memory
     from ..store import Transaction
 
 MAX_STEPS = 3  # steps kept per fix, those closest to the success
@@ -163,3 +164,21 @@ def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence
     fresh = [f for f in working([f for f in found if f.id not in demote])
              if f"f:{f.id}" not in told]
     return fresh, demote
+
+
+PROJECT_FIXES_READ = 200  # the newest fixes of the project a SessionStart matches its lessons against
+
+
+def lesson_lookup(memory: Memory, session_id: str) -> Callable[[Slot], str | None]:
+    """For the carry-over (hosts/carryover.py): the line of the latest working fix of a lesson's error. The
+    project's newest fixes are read once, before the carry-over opens its own transaction."""
+    key = memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
+    with memory.store.read() as tx:
+        known = working(tx.fixes(key.tenant, key.project, None, PROJECT_FIXES_READ))
+
+    def fix_for(lesson: Slot) -> str | None:
+        keys = set(match_keys(lesson.fingerprint_keys or ((lesson.fingerprint,) if lesson.fingerprint else ())))
+        found = next((f for f in known if keys.intersection(f.fingerprint_keys)), None)
+        return fix_line(found) if found is not None else None
+
+    return fix_for

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from . import capture, carryover, guard
+from . import capture, carryover, fixes, guard
 from . import gemini_events as ge
 
 if TYPE_CHECKING:
@@ -74,7 +74,8 @@ def _context(event_name: str, text: str | None) -> dict[str, Any] | None:
 
 
 def _session_start(event: ge.Event, memory: Memory) -> dict[str, Any] | None:
-    text = carryover.session_start(memory, event.session_id, event.source or "startup")
+    text = carryover.session_start(memory, event.session_id, event.source or "startup",
+                                   fixes.lesson_lookup(memory, event.session_id))
     return _context("SessionStart", text)
 
 
@@ -89,7 +90,7 @@ def _before_tool(event: ge.Event, memory: Memory) -> dict[str, Any] | None:
         if given is None or (isinstance(given, str) and not given.strip()):
             return ge.input_envelope({"session_id": event.session_id})
         return None
-    decision = capture.before_call(memory, tool_call(event))
+    decision = capture.before_call(memory, tool_call(event), say_warning=False)
     if decision.action == guard.DENY and decision.text:
         return ge.deny_envelope(decision.text)
     return None  # a warning cannot travel with BeforeTool: AfterTool of the same call carries it
