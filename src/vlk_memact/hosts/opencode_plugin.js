@@ -1,0 +1,100 @@
+// vlk-memact for OpenCode: written by `vlk-memact install opencode`; `vlk-memact uninstall opencode` removes it.
+// It hands each plugin event to `vlk-memact hook opencode` (JSON on stdin) and applies the answer:
+// lessons into the system prompt, a loop or recall note after a tool result, a deny thrown before a
+// repeat that cannot help. Anything going wrong (vlk-memact missing, slow or failing) means it does nothing.
+import { spawn } from "node:child_process";
+
+const COMMAND = __COMMAND__;
+const TIMEOUT_MS = __TIMEOUT_MS__;
+const LOADED = Symbol.for("vlk-memact.opencode");
+
+function ask(event) {
+  return new Promise((resolve) => {
+    let child;
+    let out = "";
+    let done = false;
+    const finish = (value) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      try { child && child.kill("SIGKILL"); } catch {}
+      finish(null);
+    }, TIMEOUT_MS);
+    try {
+      child = spawn(COMMAND[0], [...COMMAND.slice(1), "hook", "opencode"], { stdio: ["pipe", "pipe", "ignore"] });
+    } catch {
+      finish(null);
+      return;
+    }
+    child.on("error", () => finish(null));
+    child.stdout.on("data", (chunk) => { out += chunk; });
+    child.on("close", () => {
+      try {
+        const answer = out.trim() ? JSON.parse(out) : null;
+        finish(answer && typeof answer === "object" ? answer : null);
+      } catch {
+        finish(null);
+      }
+    });
+    child.stdin.on("error", () => {});
+    child.stdin.end(JSON.stringify(event));
+  });
+}
+
+const said = (answer, field) => (answer && typeof answer[field] === "string" && answer[field] ? answer[field] : null);
+
+export const VlkMemact = async ({ directory }) => {
+  // Installed for the user and for the project: the second copy stays silent (every event once).
+  if (globalThis[LOADED]) return {};
+  globalThis[LOADED] = true;
+  const kept = new Map(); // sessionID -> the texts every system prompt of the session carries
+  const started = new Map(); // sessionID -> the session.start answer, asked once
+  const base = (name, sessionID) => ({ hook_event_name: name, session_id: sessionID, cwd: directory });
+  const start = (sessionID) => {
+    if (!started.has(sessionID)) {
+      started.set(sessionID, ask(base("session.start", sessionID)).then((answer) => {
+        const text = said(answer, "system");
+        kept.set(sessionID, text ? [text] : []);
+      }));
+    }
+    return started.get(sessionID);
+  };
+  return {
+    "chat.message": async (input) => {
+      if (!input || !input.sessionID) return;
+      if (!started.has(input.sessionID)) return start(input.sessionID);
+      await started.get(input.sessionID);
+      const text = said(await ask(base("chat.message", input.sessionID)), "system");
+      if (text) kept.get(input.sessionID).push(text);
+    },
+    "experimental.chat.system.transform": async (input, output) => {
+      if (!input || !input.sessionID) return;
+      await start(input.sessionID);
+      for (const text of kept.get(input.sessionID) || []) output.system.push(text);
+    },
+    "tool.execute.before": async (input, output) => {
+      const event = { ...base("tool.execute.before", input.sessionID), tool: input.tool, call_id: input.callID,
+                      args: output.args };
+      const reason = said(await ask(event), "deny");
+      if (reason) throw new Error(reason); // the model reads it as the tool result; the call does not run
+    },
+    "tool.execute.after": async (input, output) => {
+      const exit = output && output.metadata ? output.metadata.exit : undefined;
+      const event = { ...base("tool.execute.after", input.sessionID), tool: input.tool, call_id: input.callID,
+                      args: input.args, metadata: { exit: typeof exit === "number" ? exit : null } };
+      if (typeof exit === "number" && exit !== 0) {
+        event.metadata.output = output.metadata.output;
+        event.output = output.output;
+      }
+      const text = said(await ask(event), "append");
+      if (text) output.output = `${output.output ?? ""}\n\n${text}`;
+    },
+    "experimental.session.compacting": async (input, output) => {
+      const text = said(await ask(base("session.compacting", input.sessionID)), "context");
+      if (text) output.context.push(text);
+    },
+  };
+};
