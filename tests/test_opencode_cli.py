@@ -131,6 +131,18 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     assert all("vlk-memact:" not in r.text() for r in ws.last)
 
 
+def test_a_continued_session_gets_its_live_errors_back_and_a_second_copy_stays_silent(ws: Workspace):
+    user = ws.vlk("install", "opencode", "--scope", "user")  # now in both scopes: one copy answers
+    assert user.returncode == 0, user.stderr
+    first = ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), text("stopped."))
+    history = json.loads(ws.vlk("history", "--limit", "50", "--session", session_id(first) or "").stdout)
+    assert len(history) == 1, history
+    ws.run("go on", text("ok."), args=("--continue",))
+    system = ws.last[0].system()
+    assert "nonexistent-vlk-e2e-dir" in system
+    assert system.count("vlk-memact: this session's memory so far") == 1  # two copies would say it twice
+
+
 @pytest.mark.xfail(reason="needs fix memory (issue 21)", strict=False)
 def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
     settings = ws.project / "settings.ini"
