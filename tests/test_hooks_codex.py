@@ -235,3 +235,18 @@ def test_doctor_reports_a_missing_command_and_no_codex_to_ask(tmp_path: Path, mo
     assert [c.name for c in checks] == ["codex hook command", "codex hooks trusted"]
     assert not checks[0].ok and "does not exist" in checks[0].detail
     assert not checks[1].ok and "did not list the hooks" in checks[1].detail
+
+
+def test_uninstall_removes_a_file_it_created_and_the_trust_it_wrote(tmp_path: Path):
+    path = tmp_path / ".codex" / "hooks.json"
+    config = path.parent / "config.toml"
+    codex_install.install(path, command="/v/bin/vlk-memact hook codex")
+    keys = codex_install.trust_keys(path, json.loads(path.read_text(encoding="utf-8")))
+    assert keys == [f"{path}:{e}:0:0" for e in ("session_start", "user_prompt_submit", "pre_tool_use",
+                                                  "post_tool_use")]
+    original = 'model = "m1"\n\n[hooks.state."/elsewhere:stop:0:0"]\ntrusted_hash = "sha256:theirs"\n'
+    config.write_text(original, encoding="utf-8")
+    codex_install.trust(config, {k: "sha256:ours" for k in keys})
+    plan = codex_install.uninstall(path)
+    assert plan.changed and not path.exists()
+    assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(original)

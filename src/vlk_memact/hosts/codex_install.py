@@ -150,17 +150,39 @@ def install(path: Path, *, dry_run: bool = False, command: str | None = None) ->
     return Plan(path, True, changed, _write(path, data, existed), notes)
 
 
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def trust_keys(path: Path, data: Mapping[str, Any]) -> list[str]:
+    """The keys Codex gives our entries in this file (`<file>:<event>:<group>:<handler>`, as `hooks/list`
+    reports them): where their trust lives in config.toml."""
+    hooks = data.get("hooks")
+    keys = []
+    for event, groups in (hooks.items() if isinstance(hooks, Mapping) else []):
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks", []) if isinstance(group, Mapping) else []
+            keys += [f"{path}:{_snake(event)}:{g}:{h}" for h, handler in enumerate(handlers) if is_ours(handler)]
+    return keys
+
+
 def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
-    """Remove exactly our entries; every other hook stays."""
+    """Remove exactly our entries (and the trust install --trust wrote for them); every other hook stays. A
+    file left with no hook at all is removed (install created it, or it held only ours)."""
     if not path.exists():
         return Plan(path, False)
     data = _load(path)
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return Plan(path, False)
+    keys = trust_keys(path, data)
     removed = list(dict.fromkeys(remove_handlers(hooks, is_ours)))
     if not removed or dry_run:
         return Plan(path, bool(removed), removed)
+    untrust(path.parent / "config.toml", keys)
+    if data == {"hooks": {}}:
+        path.unlink()
+        return Plan(path, True, removed, notes=[f"{path} held only vlk-memact's hooks: removed"])
     return Plan(path, True, removed, _write(path, data, existed=True))
 
 
@@ -270,6 +292,25 @@ def trust(config: Path, hashes: Mapping[str, str]) -> bool:
     return True
 
 
+def untrust(config: Path, keys: list[str]) -> bool:
+    """Remove the `[hooks.state."<key>"]` tables of these keys that hold nothing but a trusted_hash."""
+    if not keys or not config.exists():
+        return False
+    text = original = config.read_text(encoding="utf-8")
+    for key in keys:
+        table = re.compile(r"\n*^\[hooks\.state\." + re.escape(_toml_key(key)) + r"\]\n"
+                           r"trusted_hash\s*=\s*\"[^\"\n]*\"\n(?=\n|\[|\Z)", re.MULTILINE)
+        text = table.sub("\n", text, count=1)
+    if text == original:
+        return False
+    text = text.strip("\n") + "\n" if text.strip() else ""
+    shutil.copy2(config, config.with_name(config.name + BACKUP_SUFFIX))
+    temporary = config.with_name(f".{config.name}.vlk-memact-tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, config)
+    return True
+
+
 def trust_ours(cwd: Path, home: Path | None = None) -> str:
     """Trust our installed hooks with the hashes Codex reports; what was done, in one line."""
     codex = codex_binary()
@@ -314,6 +355,8 @@ def run_command(args: Any) -> int:
     plan = uninstall(path, dry_run=args.dry_run)
     if plan.changed:
         print(f"{path}: {'would remove' if args.dry_run else 'removed'} the {', '.join(plan.events)} hooks.")
+        for note in plan.notes:
+            print(f"Note: {note}")
     else:
         print(f"{path}: nothing to uninstall (absent).")
     return 0
