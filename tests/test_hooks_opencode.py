@@ -206,3 +206,26 @@ def test_the_plugin_hooks_it_uses_are_in_the_pinned_plugin_types():
         assert f'"{hook}"' in plugin and f'"{hook}"?: (input:' in types, hook
     assert "callID: string;" in types and "metadata: any;" in types
     assert "system: string[];" in types and "context: string[];" in types
+
+
+def tool_error(error: str = "File not found: /p/missing.txt", tool: str = "read", **args: Any) -> dict[str, Any]:
+    return {"hook_event_name": "tool.error", "session_id": SESSION, "cwd": CWD, "tool": tool,
+            "call_id": f"call_{next(_ids)}", "args": args or {"filePath": "/p/missing.txt"}, "error": error}
+
+
+def test_a_tool_call_that_threw_is_captured_and_its_notes_go_to_the_next_request(memory: Memory):
+    assert opencode.handle(tool_error(), memory) is None
+    [slot] = memory.get_history(session_id=SESSION).slots
+    assert slot.raw_log == "File not found: /p/missing.txt" and slot.file_context == "/p/missing.txt"
+    assert "now live 2 times" in opencode.handle(tool_error(), memory)["system"]
+    assert "same error 3 times" in opencode.handle(tool_error(), memory)["system"]
+    read = {**before(tool="read"), "args": {"filePath": "/p/missing.txt"}}
+    assert opencode.handle(read, memory)["deny"].startswith("vlk-memact: not run.")
+
+
+def test_our_own_deny_an_abort_and_a_refused_permission_are_not_failures(memory: Memory):
+    for error in ("vlk-memact: not run. bash `x` already failed 3 times", "Tool execution aborted",
+                  "The user rejected permission to use this specific tool call."):
+        assert opencode.handle(tool_error(error), memory) is None
+    assert memory.get_history(session_id=SESSION).slots == []
+    assert not opencode.store_only(tool_error())

@@ -106,6 +106,19 @@ def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blo
     assert marker.read_text(encoding="utf-8").count("ran") == 3
 
 
+def test_a_tool_call_that_throws_is_captured_and_the_loop_note_reaches_the_next_request(ws: Workspace):
+    read = call("read", filePath=str(ws.project / "missing.txt"))
+    result = ws.run("read it", read, read, read, read, text("stopped."))
+    turns = ws.last
+    history = json.loads(ws.vlk("history", "--limit", "50", "--session", session_id(result) or "").stdout)
+    assert len(history) >= 3, history
+    assert all("File not found" in json.dumps(s) for s in history), history
+    assert "vlk-memact:" not in turns[1].text()
+    assert "now live 2 times" in turns[2].system()  # the note rides the next request's system prompt
+    assert "same error 3 times" in turns[3].system() and "now live 2 times" not in turns[3].system()  # once each
+    assert "vlk-memact: not run." in turns[4].since_last_call()  # the fourth read was thrown before it ran
+
+
 def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
     cmd = _failing(marker)

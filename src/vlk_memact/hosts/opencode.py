@@ -11,13 +11,16 @@ as one JSON object on stdin, then applies the answer:
     tool.execute.before                       tool.execute.before     {"deny": reason}: thrown, so the model reads
                                                                       it as the tool result and the call never runs
     tool.execute.after                        tool.execute.after      {"append": text}: added to the tool output
+    event (a tool part turned "error")        tool.error              {"system": text}: in the next request only
     experimental.session.compacting           session.compacting      {"context": text}: into the summary prompt
 
 Every event carries `session_id` and `cwd` (the plugin's `directory`: tool inputs have no cwd).
-What OpenCode does not show a plugin: a tool call that throws (a read of a missing file, an edit whose
-text is not found, invalid arguments, our own deny) never reaches `tool.execute.after`, so only bash
-failures (a non-zero `metadata.exit`) are captured; a bash call whose exit is unknown (killed, timed
-out) is recorded as neither outcome.
+A tool call that throws (a read of a missing file, an edit whose text is not found, our own deny) never
+reaches `tool.execute.after`; the plugin sees it as a `message.part.updated` event whose tool part turned
+to status "error" (with the input and the message), after the result has gone into the conversation, so
+what there is to say about it goes into the next request's system prompt. The plugin skips the parts of
+calls it denied itself; a call the user aborted or refused permission for is not a failure of the approach.
+A bash call whose exit is unknown (killed, timed out) is recorded as neither outcome.
 """
 
 from __future__ import annotations
@@ -28,12 +31,16 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from . import capture, carryover, guard
 from .gemini_events import OWN_TOOLS
+from .inject import PREFIX
 
 if TYPE_CHECKING:
     from ..engine import Memory
 
 HOST = "opencode"
-EVENTS = ("session.start", "chat.message", "tool.execute.before", "tool.execute.after", "session.compacting")
+EVENTS = ("session.start", "chat.message", "tool.execute.before", "tool.execute.after", "tool.error",
+          "session.compacting")
+# Errors of tool parts that are not failures of the approach: the user stopped the call or refused it.
+NOT_FAILURES = ("aborted", "rejected permission", "user dismissed")
 SHELL_TOOL = "bash"
 # OpenCode's built-in tools that change files (packages/opencode/src/tool/registry.ts).
 EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch"})
@@ -159,11 +166,29 @@ def _after(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
     return {"append": "\n".join(texts)} if texts else None
 
 
+def _tool_error(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
+    call = tool_call(event)
+    error = event.get("error")
+    error = error if isinstance(error, str) else ""
+    lowered = error.lower()
+    if _own(call) or error.startswith(PREFIX) or any(word in lowered for word in NOT_FAILURES):
+        return None
+    texts: list[str] = []
+    warning = capture.before_call(memory, call)
+    if warning.action == guard.WARN and warning.text:
+        texts.append(warning.text)
+    said = capture.on_failure(memory, call, error)
+    if said:
+        texts.append(said)
+    return _system("\n".join(texts) if texts else None)
+
+
 _HANDLERS: dict[str, Callable[[Mapping[str, Any], Memory], dict[str, Any] | None]] = {
     "session.start": _session_start,
     "chat.message": _chat_message,
     "tool.execute.before": _before,
     "tool.execute.after": _after,
+    "tool.error": _tool_error,
     "session.compacting": _compacting,
 }
 

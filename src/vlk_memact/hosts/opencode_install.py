@@ -119,10 +119,11 @@ def uninstall(scope: str, *, cwd: Path | None = None, home: Path | None = None, 
     if dry_run:
         return Result(path, True, f"{path}: would be removed.")
     path.unlink()
-    try:
-        folder.rmdir()  # only when empty
-    except OSError:
-        pass
+    for empty in (folder, folder.parent) if scope == "project" else (folder,):
+        try:
+            empty.rmdir()  # only when empty: .opencode/plugins, then .opencode
+        except OSError:
+            break
     return Result(path, True, f"{path}: removed the vlk-memact plugin.")
 
 
@@ -134,8 +135,7 @@ def run_command(args: Any) -> int:
         result = install(args.scope or DEFAULT_SCOPE, dry_run=args.dry_run)
         print(result.message)
         if result.changed and not args.dry_run:
-            print("OpenCode loads it at its next start. vlk-memact sees bash failures (a non-zero exit); tool "
-                  "calls that throw (a missing file, an edit that does not apply) never reach a plugin.")
+            print("OpenCode loads it at its next start.")
         return 0
     for scope in (args.scope,) if args.scope else SCOPES:
         print(uninstall(scope, dry_run=args.dry_run).message)

@@ -52,6 +52,12 @@ export const VlkMemact = async ({ directory }) => {
   globalThis[LOADED] = true;
   const kept = new Map(); // sessionID -> the texts every system prompt of the session carries
   const started = new Map(); // sessionID -> the session.start answer, asked once
+  const once = new Map(); // sessionID -> notes for the next request only, and the captures still in flight
+  const denied = new Set(); // callIDs thrown by us: their error part is our own reason, not a failure
+  const notes = (sessionID) => {
+    if (!once.has(sessionID)) once.set(sessionID, { texts: [], pending: new Set() });
+    return once.get(sessionID);
+  };
   const base = (name, sessionID) => ({ hook_event_name: name, session_id: sessionID, cwd: directory });
   const start = (sessionID) => {
     if (!started.has(sessionID)) {
@@ -74,12 +80,34 @@ export const VlkMemact = async ({ directory }) => {
       if (!input || !input.sessionID) return;
       await start(input.sessionID);
       for (const text of kept.get(input.sessionID) || []) output.system.push(text);
+      const next = notes(input.sessionID);
+      await Promise.all([...next.pending]);
+      for (const text of next.texts.splice(0)) output.system.push(text);
+    },
+    // A tool call that throws (a read of a missing file, an edit that does not apply) never reaches
+    // tool.execute.after; its part turns to status "error" with the input and the message.
+    event: async ({ event }) => {
+      const part = event && event.type === "message.part.updated" && event.properties ? event.properties.part : null;
+      if (!part || part.type !== "tool" || !part.state || part.state.status !== "error") return;
+      if (denied.has(part.callID)) return;
+      const next = notes(part.sessionID);
+      const capture = ask({ ...base("tool.error", part.sessionID), tool: part.tool, call_id: part.callID,
+                            args: part.state.input, error: String(part.state.error ?? "") }).then((answer) => {
+        const text = said(answer, "system");
+        if (text) next.texts.push(text);
+      });
+      next.pending.add(capture);
+      await capture;
+      next.pending.delete(capture);
     },
     "tool.execute.before": async (input, output) => {
       const event = { ...base("tool.execute.before", input.sessionID), tool: input.tool, call_id: input.callID,
                       args: output.args };
       const reason = said(await ask(event), "deny");
-      if (reason) throw new Error(reason); // the model reads it as the tool result; the call does not run
+      if (reason) {
+        denied.add(input.callID);
+        throw new Error(reason); // the model reads it as the tool result; the call does not run
+      }
     },
     "tool.execute.after": async (input, output) => {
       const exit = output && output.metadata ? output.metadata.exit : undefined;
