@@ -4,6 +4,8 @@ Two things go wrong with hooks and MCP entries in practice: the command they run
 (the virtualenv that held vlk-memact was deleted or moved), and vlk-memact is installed twice (hooks
 in two scopes, or hooks beside the plugin, so every event is recorded twice; two MCP entries under
 different names, so the model sees every tool twice). Claude Code loads all of these together.
+OpenCode's plugin and Codex CLI's hooks have their checks in their installer modules
+(opencode_install.checks, codex_install.checks: for Codex, also the hooks it would skip as untrusted).
 """
 
 from __future__ import annotations
