@@ -16,7 +16,7 @@
    median <= 60 ms and p95 <= 150 ms at 10^5 slots, session start p95 <= 300 ms.
 2. The real CLI (pinned in tests/opencode, tests/codex) with the scripted model of tests/scripted_openai.py:
    a command failing three times and tried a fourth time, without vlk-memact and with it; reported: how
-   often the command ran, and the session's wall time.
+   often the command ran in the first session, and the sessions' wall time (5 sessions per variant).
 
 Figures go to bench/results/hooks-<host>.json and .md (hooks-<host>-quick.* with --quick). The machine is
 shared: figures measured under other people's load are noisy, and the report says so.
@@ -49,6 +49,7 @@ VLK = str(Path(sys.executable).with_name("vlk-memact"))
 FLOOR = [sys.executable, "-c", "pass"]
 NOOP = [sys.executable, "-c", "import json, sys; json.load(sys.stdin)"]
 TARGETS = {"tool_median_ms": 60.0, "tool_p95_ms": 150.0, "session_start_p95_ms": 300.0}
+CLI_REPEATS = 5  # sessions per variant in the CLI runs (wall time is noisy on a shared machine)
 LOOP_TEXT = "Error: Cannot find module 'express'\nRequire stack:\n- /srv/app/server.js"
 
 
@@ -216,19 +217,24 @@ def cli_runs(host: str) -> dict[str, Any]:
                     subprocess.run([VLK, "install", host], env=env, check=True, capture_output=True, cwd=project)
                 if host == "opencode":  # OpenCode's first run in a HOME installs its packages: not timed
                     harness.run_opencode("warm up", home=home, cwd=project, env={"DATABASE_URL": url})
-                api.queue(*(harness.shell(command) for _ in range(4)), text("stopped."))
-                before = len(api.requests)
-                started = time.perf_counter()
-                run = (harness.run_opencode if host == "opencode" else harness.run_codex)(
-                    "run the tests", home=home, cwd=project, env={"DATABASE_URL": url})
-                wall = time.perf_counter() - started
-                if run.returncode != 0:
-                    raise RuntimeError(run.stderr[-2000:])
-                turns = [r for r in api.requests[before:] if r.is_agent_turn]
-            runs = marker.read_text().count("ran") if marker.exists() else 0
-            marker.unlink(missing_ok=True)
-            out[label] = {"model_requests": len(turns), "command_runs": runs, "wall_seconds": round(wall, 2),
-                          "vlk_texts_seen_by_model": sum(r.text().count("vlk-memact:") for r in turns[-1:])}
+                walls, runs, seen = [], [], []
+                for _ in range(CLI_REPEATS):  # the same project again: later runs start with the lesson
+                    api.queue(*(harness.shell(command) for _ in range(4)), text("stopped."))
+                    before = len(api.requests)
+                    started = time.perf_counter()
+                    run = (harness.run_opencode if host == "opencode" else harness.run_codex)(
+                        "run the tests", home=home, cwd=project, env={"DATABASE_URL": url})
+                    walls.append(time.perf_counter() - started)
+                    if run.returncode != 0:
+                        raise RuntimeError(run.stderr[-2000:])
+                    turns = [r for r in api.requests[before:] if r.is_agent_turn]
+                    runs.append(marker.read_text().count("ran") if marker.exists() else 0)
+                    seen.append(sum(r.text().count("vlk-memact:") for r in turns[-1:]))
+                    marker.unlink(missing_ok=True)
+                    api.script.clear()
+            out[label] = {"model_requests": len(turns), "command_runs": runs[0], "wall_seconds": round(walls[0], 2),
+                          "wall_seconds_median": round(sorted(walls)[len(walls) // 2], 2), "runs": CLI_REPEATS,
+                          "vlk_texts_seen_by_model": seen[0]}
     return out
 
 
@@ -301,11 +307,14 @@ def markdown(report: dict[str, Any]) -> str:
     runs = report.get("cli_runs")
     if runs and "skipped" not in runs:
         lines += ["", f"## A command failing three times, then tried a fourth time (real {host} CLI, scripted model)",
-                  "", "| | model requests | command runs | vlk-memact texts in the last request | wall s |",
-                  "| --- | --- | --- | --- | --- |"]
+                  "", "First session: model requests, command runs, vlk-memact texts in its last request; wall time: "
+                  "the median of the sessions in the same project (later ones start with the lesson).", "",
+                  "| | model requests | command runs | vlk-memact texts in the last request | wall s, first | "
+                  "wall s, median |", "| --- | --- | --- | --- | --- | --- |"]
         for label, row in runs.items():
             lines.append(f"| {label} | {row['model_requests']} | {row['command_runs']} | "
-                         f"{row['vlk_texts_seen_by_model']} | {row['wall_seconds']} |")
+                         f"{row['vlk_texts_seen_by_model']} | {row['wall_seconds']} | "
+                         f"{row['wall_seconds_median']} (of {row['runs']}) |")
     elif runs:
         lines += ["", f"CLI runs skipped: {runs['skipped']}"]
     return "\n".join(lines) + "\n"
