@@ -229,3 +229,17 @@ def test_our_own_deny_an_abort_and_a_refused_permission_are_not_failures(memory:
         assert opencode.handle(tool_error(error), memory) is None
     assert memory.get_history(session_id=SESSION).slots == []
     assert not opencode.store_only(tool_error())
+
+
+def test_session_start_says_whether_the_session_has_a_failure_for_the_plugin_to_arm(memory: Memory):
+    assert opencode.handle(session("session.start", "ses_clean"), memory) == {"armed": False}
+    opencode.handle(after(exit=0), memory)  # a success alone records nothing
+    assert opencode.handle(session("session.start"), memory)["armed"] is False
+    opencode.handle(after(), memory)
+    assert opencode.handle(session("session.start"), memory)["armed"] is True
+
+
+def test_the_plugin_skips_the_guard_and_successes_until_a_failure_and_asks_when_unsure():
+    plugin = (Path(opencode.__file__).parent / "opencode_plugin.js").read_text(encoding="utf-8")
+    assert "if (!armed.has(input.sessionID)) return;" in plugin  # before and after, unarmed: not handed over
+    assert 'answer.armed !== false) armed.add(sessionID); // no answer: do not skip anything' in plugin

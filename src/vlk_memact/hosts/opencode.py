@@ -6,7 +6,8 @@ as one JSON object on stdin, then applies the answer:
 
     plugin hook                               event sent              answer applied
     experimental.chat.system.transform /      session.start           {"system": text}: kept by the plugin and
-      chat.message (first of a session)                               pushed into every system prompt
+      chat.message (first of a session)                               pushed into every system prompt;
+                                                                      {"armed": bool}: a failure is recorded
     chat.message (later ones)                 chat.message            {"system": text}: added to the kept text
     tool.execute.before                       tool.execute.before     {"deny": reason}: thrown, so the model reads
                                                                       it as the tool result and the call never runs
@@ -14,7 +15,10 @@ as one JSON object on stdin, then applies the answer:
     event (a tool part turned "error")        tool.error              {"system": text}: in the next request only
     experimental.session.compacting           session.compacting      {"context": text}: into the summary prompt
 
-Every event carries `session_id` and `cwd` (the plugin's `directory`: tool inputs have no cwd).
+Every event carries `session_id` and `cwd` (the plugin's `directory`: tool inputs have no cwd). Until a
+session has a recorded failure, the plugin does not hand over tool.execute.before or a successful
+tool.execute.after (capture.before_call and on_success would find nothing to do): a clean session starts
+no hook process per tool call.
 A tool call that throws (a read of a missing file, an edit whose text is not found, our own deny) never
 reaches `tool.execute.after`; the plugin sees it as a `message.part.updated` event whose tool part turned
 to status "error" (with the input and the message), after the result has gone into the conversation, so
@@ -106,20 +110,25 @@ def _own(call: capture.ToolCall) -> bool:
     return any(call.tool_name.endswith("_" + name) for name in OWN_TOOLS)
 
 
-def _source(memory: Memory, session_id: str) -> str:
-    """A session that already recorded calls is being continued (`opencode run --continue/--session`)."""
+def _recorded(memory: Memory, session_id: str, outcome: str | None = None) -> bool:
+    """Has the session recorded a call (of this outcome)? Then it is being continued (`opencode run
+    --continue/--session`), and with a failure among them the guard and resolution have work."""
     key = memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
     with memory.store.read() as tx:
-        return "resume" if tx.host_calls(key, limit=1) else "startup"
+        return bool(tx.host_calls(key, outcome=outcome, limit=1))
 
 
 def _system(text: str | None) -> dict[str, Any] | None:
     return {"system": text} if text else None
 
 
-def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
+def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
+    """The session's lessons, and `armed`: whether it has a failure already (until it has one, the plugin does
+    not hand over the guard's and the successes' events: the core would answer nothing to them)."""
     session_id = _text(event, "session_id") or ""
-    return _system(carryover.session_start(memory, session_id, _source(memory, session_id)))
+    source = "resume" if _recorded(memory, session_id) else "startup"
+    text = carryover.session_start(memory, session_id, source)
+    return {**(_system(text) or {}), "armed": _recorded(memory, session_id, "failure")}
 
 
 def _chat_message(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:

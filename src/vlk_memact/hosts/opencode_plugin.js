@@ -54,6 +54,9 @@ export const VlkMemact = async ({ directory }) => {
   const started = new Map(); // sessionID -> the session.start answer, asked once
   const once = new Map(); // sessionID -> notes for the next request only, and the captures still in flight
   const denied = new Set(); // callIDs thrown by us: their error part is our own reason, not a failure
+  // Sessions with a recorded failure. Until a session has one, the guard has nothing to deny or warn
+  // about and a success nothing to resolve, so those events are not handed over (no process started).
+  const armed = new Set();
   const notes = (sessionID) => {
     if (!once.has(sessionID)) once.set(sessionID, { texts: [], pending: new Set() });
     return once.get(sessionID);
@@ -64,6 +67,7 @@ export const VlkMemact = async ({ directory }) => {
       started.set(sessionID, ask(base("session.start", sessionID)).then((answer) => {
         const text = said(answer, "system");
         kept.set(sessionID, text ? [text] : []);
+        if (!answer || answer.armed !== false) armed.add(sessionID); // no answer: do not skip anything
       }));
     }
     return started.get(sessionID);
@@ -90,6 +94,7 @@ export const VlkMemact = async ({ directory }) => {
       const part = event && event.type === "message.part.updated" && event.properties ? event.properties.part : null;
       if (!part || part.type !== "tool" || !part.state || part.state.status !== "error") return;
       if (denied.has(part.callID)) return;
+      armed.add(part.sessionID);
       const next = notes(part.sessionID);
       const capture = ask({ ...base("tool.error", part.sessionID), tool: part.tool, call_id: part.callID,
                             args: part.state.input, error: String(part.state.error ?? "") }).then((answer) => {
@@ -101,6 +106,8 @@ export const VlkMemact = async ({ directory }) => {
       next.pending.delete(capture);
     },
     "tool.execute.before": async (input, output) => {
+      await start(input.sessionID);
+      if (!armed.has(input.sessionID)) return;
       const event = { ...base("tool.execute.before", input.sessionID), tool: input.tool, call_id: input.callID,
                       args: output.args };
       const reason = said(await ask(event), "deny");
@@ -111,9 +118,13 @@ export const VlkMemact = async ({ directory }) => {
     },
     "tool.execute.after": async (input, output) => {
       const exit = output && output.metadata ? output.metadata.exit : undefined;
+      const failed = typeof exit === "number" && exit !== 0;
+      if (failed) armed.add(input.sessionID);
+      await start(input.sessionID);
+      if (!armed.has(input.sessionID)) return;
       const event = { ...base("tool.execute.after", input.sessionID), tool: input.tool, call_id: input.callID,
                       args: input.args, metadata: { exit: typeof exit === "number" ? exit : null } };
-      if (typeof exit === "number" && exit !== 0) {
+      if (failed) {
         event.metadata.output = output.metadata.output;
         event.output = output.output;
       }
