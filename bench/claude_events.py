@@ -5,8 +5,10 @@ then for every step that ran a command a PreToolUse for a Bash call with the ste
 `command`, followed by what really happened: PostToolUseFailure (error = "Exit code N\\n" + output)
 when the step failed, else PostToolUse (tool_response.stdout = output). The keys are those of the
 payloads recorded from the real CLI (tests/data/claude-code-hooks) but `duration_ms` (the trajectories
-have no timings) and the optional `description` of a Bash call. A step whose message held no single
-action (a format error) ran no tool in the original run, so it produces no tool event.
+have no timings) and the optional `description` of a Bash call. A step whose message held several
+actions (a format error) ran nothing in the original run; it is sent as a failed Bash call of its first
+action with the harness's message as the error (issue 20: such messages are failures many different calls
+share, the hardest case for the guard). A step with no action at all produces no tool event.
 """
 
 from __future__ import annotations
@@ -109,9 +111,9 @@ def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
     session = session_id_of(trajectory)
     turn = {"prompt_id": prompt_id_of(trajectory), "effort": EFFORT}
     for index, step in enumerate(trajectory.steps):
-        if step.action is None:
+        if step.command is None:
             continue
-        call = turn | {"tool_name": "Bash", "tool_input": {"command": step.action},
+        call = turn | {"tool_name": "Bash", "tool_input": {"command": step.command},
                        "tool_use_id": tool_use_id(session, index)}
         pre = _common(session, step.cwd, "PreToolUse") | call
         if step.failed:

@@ -1,4 +1,4 @@
-"""Grouping benchmark: ``vlk_memact.fingerprint.group`` vs Drain3 (defaults) vs the prototype.
+"""Grouping benchmark: ``vlk_memact.fingerprint.group`` vs Drain3 (defaults), a generic mask and the prototype.
 
     .venv/bin/python bench/grouping.py [--quick]
 
@@ -11,7 +11,7 @@ Metrics: GA (fraction of records whose true group equals exactly one predicted g
 pairwise precision/recall (pairs of records put in one group). ``ours`` is ``group()``, exactly
 what the loop detector runs; ``keys only`` is its first stage alone (the v2 behaviour).
 
-Leave-one-system-out: the two thresholds of ``group`` (similarity, minimum tokens) are chosen on
+Leave-one-system-out: the three parameters of ``group`` (variants, agree, key_fields) are chosen on
 seven systems (highest mean GA over Content and raw lines, subject to pairwise precision >= 0.99
 on every one of the seven in both views and precision 1.0 on the corpus), then reported on the
 eighth, for each of the eight. Timing: fingerprinting per record, and grouping 500 slots
@@ -47,13 +47,17 @@ from drain3 import TemplateMiner  # noqa: E402
 from prototype_fingerprint import fingerprint_log  # noqa: E402
 
 from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint, group  # noqa: E402
-from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY, STABLE  # noqa: E402
+from vlk_memact.fingerprint.core import _mask  # noqa: E402
+from vlk_memact.fingerprint.grouping import AGREE, KEY_FIELDS, VARIANTS  # noqa: E402
 
 LOGHUB_META = ("LineId", "Content", "EventId", "EventTemplate")
-METHODS = ("ours", "keys only", "drain3", "prototype")
-SIMILARITY_GRID = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 2.0)  # 2.0 = stage 2 off
-MIN_TOKENS_GRID = (3, 4, 5, 6)
-STABLE_GRID = (STABLE,)  # a design rule (the loop threshold), not tuned: see grouping.py
+METHODS = ("ours", "keys only", "generic mask", "drain3", "prototype")
+# 0 = stage 2 off. 2 is excluded by design, not by a score: two values cannot tell a parameter from two
+# sibling events (opened/closed), and two errors that are each a loop must stay two loops (the rule the
+# loop detector had before, as its stability bound). With 2 in the grid the Spark fold picks it (P 0.984).
+VARIANTS_GRID = (0, 3, 4, 5, 6)
+AGREE_GRID = (1, 2, 3, 4)
+KEY_FIELDS_GRID = (True, False)
 PRECISION_FLOOR = 0.99
 
 
@@ -76,7 +80,12 @@ def group_ours(texts: list[str], times: list[float]) -> list[int]:
 
 
 def group_keys_only(texts: list[str], times: list[float]) -> list[int]:
-    return group(texts, fingerprints=[fingerprint(t) for t in texts], similarity=2.0)
+    return group(texts, fingerprints=[fingerprint(t) for t in texts], variants=0)
+
+
+def group_generic_mask(texts: list[str], times: list[float]) -> list[str]:
+    """The plain generic key: numbers, hex, paths, URLs, IPs, hosts, dates masked, then exact match."""
+    return [_mask(" ".join(text.split())) for text in texts]
 
 
 def group_prototype(texts: list[str], times: list[float]) -> list[str]:
@@ -110,6 +119,7 @@ GROUPERS: dict[str, Callable[[list[str], list[float]], list]] = {
     "ours": group_ours,
     "keys only": group_keys_only,
     "drain3": group_drain,
+    "generic mask": group_generic_mask,
     "prototype": group_prototype,
 }
 
@@ -223,13 +233,13 @@ def timing(samples: list[float]) -> dict[str, float]:
     }
 
 
-Config = tuple[float, int, int]  # similarity, min_tokens, stable
+Config = tuple[int, int, bool]  # variants, agree, key_fields
 
 
 def grid_scores(
     sets: dict[str, dict[str, tuple[list[str], list[str]]]], corpus: tuple[list[str], list[str]]
 ) -> tuple[dict[Config, dict[str, dict[str, dict[str, float]]]], dict[Config, dict[str, float]]]:
-    """Scores of every (similarity, min_tokens) configuration on every system and view, and on the corpus."""
+    """Scores of every (variants, agree, key_fields) configuration on every system and view, and on the corpus."""
     prints = {
         (name, view): [fingerprint(t) for t in texts]
         for name, views in sets.items()
@@ -238,21 +248,21 @@ def grid_scores(
     corpus_prints = [fingerprint(t) for t in corpus[0]]
     per: dict[Config, dict[str, dict[str, dict[str, float]]]] = {}
     on_corpus: dict[Config, dict[str, float]] = {}
-    for config in itertools.product(SIMILARITY_GRID, MIN_TOKENS_GRID, STABLE_GRID):
-        if config[0] > 1 and config[1:] != (MIN_TOKENS_GRID[0], STABLE_GRID[0]):
+    for config in itertools.product(VARIANTS_GRID, AGREE_GRID, KEY_FIELDS_GRID):
+        if config[0] == 0 and config[1:] != (AGREE_GRID[0], KEY_FIELDS_GRID[0]):
             continue  # stage 2 off: the other two are irrelevant
-        sim, min_tokens, stable = config
+        variants, agree, key_fields = config
         per[config] = {
             name: {
-                view: scores(truth, group(texts, fingerprints=prints[name, view], similarity=sim,
-                                          min_tokens=min_tokens, stable=stable))
+                view: scores(truth, group(texts, fingerprints=prints[name, view], variants=variants,
+                                          agree=agree, key_fields=key_fields))
                 for view, (texts, truth) in views.items()
             }
             for name, views in sets.items()
         }
         on_corpus[config] = scores(
             corpus[1],
-            group(corpus[0], fingerprints=corpus_prints, similarity=sim, min_tokens=min_tokens, stable=stable),
+            group(corpus[0], fingerprints=corpus_prints, variants=variants, agree=agree, key_fields=key_fields),
         )
     return per, on_corpus
 
@@ -264,17 +274,17 @@ def choose(
 ) -> Config:
     """The configuration with the best mean GA on ``systems`` whose precision holds on every one of them.
 
-    Ties go to the stricter configuration (higher similarity, more tokens, a lower stability
-    bound): precision first.
+    Ties go to the stricter configuration (stage 2 off, then more variants, more agreeing tokens,
+    ``key=`` words kept as categories): precision first.
     """
     def admissible(config: Config) -> bool:
         return on_corpus[config]["precision"] >= 1.0 and all(
             per[config][s][v]["precision"] >= PRECISION_FLOOR for s in systems for v in per[config][s]
         )
 
-    def value(config: Config) -> tuple[float, float, int, int]:
+    def value(config: Config) -> tuple[float, int, int, bool]:
         ga = statistics.fmean(per[config][s][v]["ga"] for s in systems for v in per[config][s])
-        return (round(ga, 6), config[0], config[1], -config[2])
+        return (round(ga, 6), config[0] or 99, config[1], config[2])
 
     candidates = [c for c in per if admissible(c)] or list(per)
     return max(candidates, key=value)
@@ -288,7 +298,7 @@ def leave_one_out(
     held: dict[str, dict] = {}
     for out in systems:
         config = choose(per, on_corpus, [s for s in systems if s != out])
-        held[out] = {"similarity": config[0], "min_tokens": config[1], "stable": config[2], **per[config][out]}
+        held[out] = {"variants": config[0], "agree": config[1], "key_fields": config[2], **per[config][out]}
     full = choose(per, on_corpus, systems)
     views = ("content", "raw")
     summary = {
@@ -312,8 +322,9 @@ def leave_one_out(
         config = choose(per, on_corpus, chosen_on)
         halves["+".join(reported_on)] = {
             "chosen_on": chosen_on,
-            "similarity": config[0],
-            "min_tokens": config[1],
+            "variants": config[0],
+            "agree": config[1],
+            "key_fields": config[2],
             **{
                 view: {
                     "mean_ga": statistics.fmean(per[config][s][view]["ga"] for s in reported_on),
@@ -325,8 +336,8 @@ def leave_one_out(
     return {
         "halves": halves,
         "held_out": held,
-        "chosen_on_all": {"similarity": full[0], "min_tokens": full[1], "stable": full[2]},
-        "shipped": {"similarity": SIMILARITY, "min_tokens": MIN_TOKENS, "stable": STABLE},
+        "chosen_on_all": {"variants": full[0], "agree": full[1], "key_fields": full[2]},
+        "shipped": {"variants": VARIANTS, "agree": AGREE, "key_fields": KEY_FIELDS},
         "summary": summary,
         "corpus_at_choice": on_corpus[full],
     }
@@ -399,7 +410,7 @@ def run(quick: bool) -> dict:
     lines = [t for views in sets.values() for t in views["content"][0]]
     mixed = (mixed + lines[::7])[:500]
     result["group_500"] = time_group(mixed, 5 if quick else 21)
-    # Adversarial for the similarity stage: 500 distinct unanchored lines of one length, nothing joins.
+    # Adversarial for stage 2: 500 distinct unanchored lines of one length, nothing joins.
     rng = random.Random(12)
     vocabulary = ["".join(rng.choice("abcdefghijklmnop") for _ in range(6)) for _ in range(3000)]
     distinct = [" ".join(rng.choice(vocabulary) for _ in range(12)) for _ in range(500)]
@@ -419,7 +430,8 @@ def markdown(result: dict) -> str:
         "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = `vlk_memact.fingerprint.group` (what the loop",
         "detector runs); keys only = its first stage alone (exact text and shared fingerprint keys: how v2 grouped,",
         "with the v3 masking);",
-        "drain3 = `TemplateMiner()` with default settings; prototype = the reference `fingerprint_log` (spec §6.1).",
+        "generic mask = the masking every family uses (numbers, hex, paths, URLs, IPs, hosts, dates) on the whole text, then",
+        "exact match; drain3 = `TemplateMiner()` with default settings; prototype = the reference `fingerprint_log` (spec §6.1).",
         "",
         head,
         "|" + "---|" * (1 + 3 * len(METHODS)),
@@ -475,7 +487,7 @@ def markdown(result: dict) -> str:
     ]
     g = result["group_500_distinct"]
     lines.append(
-        f"Worst case for the similarity stage, {g['slots']} distinct 12-word lines of one length: "
+        f"Worst case for stage 2, {g['slots']} distinct 12-word lines of one length: "
         f"{g['ours_stored_fingerprints_ms']:.2f} ms from stored fingerprints, {g['ours_from_text_ms']:.2f} ms "
         f"from text; Drain3 {g['drain3_ms']:.2f} ms."
     )
@@ -484,17 +496,18 @@ def markdown(result: dict) -> str:
         "",
         "## Leave-one-system-out",
         "",
-        "Similarity, minimum tokens and stability bound chosen on the seven other systems (best mean GA over Content and raw,",
+        "Variants (values a position must show to be a parameter; off = keys only), agreeing tokens and the `key=` category rule",
+        "chosen on the seven other systems (best mean GA over Content and raw,",
         f"pairwise precision >= {PRECISION_FLOOR} on each of the seven in both views, corpus precision 1.0), reported on the held-out one.",
         "",
-        "| held out | similarity | min tokens | stable | Content GA | Content P | Content R | raw GA | raw P | raw R |",
+        "| held out | variants | agree | key= categories | Content GA | Content P | Content R | raw GA | raw P | raw R |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, h in loso["held_out"].items():
-        sim = "off" if h["similarity"] > 1 else f"{h['similarity']:.2f}"
+        var = h["variants"] or "off"
         c, r = h["content"], h["raw"]
         lines.append(
-            f"| {name} | {sim} | {h['min_tokens']} | {h['stable']} | {fmt(c['ga'])} | {fmt(c['precision'])} | {fmt(c['recall'])} "
+            f"| {name} | {var} | {h['agree']} | {h['key_fields']} | {fmt(c['ga'])} | {fmt(c['precision'])} | {fmt(c['recall'])} "
             f"| {fmt(r['ga'])} | {fmt(r['precision'])} | {fmt(r['recall'])} |"
         )
     lines += ["", "| view | LOSO mean GA | LOSO min P | LOSO mean R | GA tuned on all 8 | drop |", "|---|---|---|---|---|---|"]
@@ -504,20 +517,20 @@ def markdown(result: dict) -> str:
             f"| {fmt(v['tuned_on_all_mean_ga'])} | {fmt(v['ga_drop'])} |"
         )
     lines += ["", "Split halves (chosen on one half of the systems, reported on the other):", "",
-              "| reported on | chosen on | similarity | min tokens | Content GA | Content min P | raw GA | raw min P |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| reported on | chosen on | variants | agree | key= categories | Content GA | Content min P | raw GA | raw min P |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for name, h in loso["halves"].items():
-        sim = "off" if h["similarity"] > 1 else f"{h['similarity']:.2f}"
+        var = h["variants"] or "off"
         lines.append(
-            f"| {name} | {'+'.join(h['chosen_on'])} | {sim} | {h['min_tokens']} | {fmt(h['content']['mean_ga'])} "
+            f"| {name} | {'+'.join(h['chosen_on'])} | {var} | {h['agree']} | {h['key_fields']} | {fmt(h['content']['mean_ga'])} "
             f"| {fmt(h['content']['min_precision'])} | {fmt(h['raw']['mean_ga'])} | {fmt(h['raw']['min_precision'])} |"
         )
     chosen, shipped = loso["chosen_on_all"], loso["shipped"]
     lines += [
         "",
-        f"Chosen on all eight: similarity {chosen['similarity']}, min tokens {chosen['min_tokens']}, stable "
-        f"{chosen['stable']}; shipped in `grouping.py`: similarity {shipped['similarity']}, min tokens "
-        f"{shipped['min_tokens']}, stable {shipped['stable']}"
+        f"Chosen on all eight: variants {chosen['variants']}, agree {chosen['agree']}, key= categories "
+        f"{chosen['key_fields']}; shipped in `grouping.py`: variants {shipped['variants']}, agree "
+        f"{shipped['agree']}, key= categories {shipped['key_fields']}"
         + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
         "",
         f"Machine: {result['machine']}. Timings are noisy when other work shares the machine.",

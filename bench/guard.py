@@ -78,23 +78,13 @@ def fixed_split() -> dict[str, str]:
 # successful shell command is a change, and every whitespace run of the input is collapsed.
 
 
-def _every_shell_success_changes(
-    tool_name: str,
-    edit_tools: Any = guard.EDIT_TOOLS,
-    shell_tools: Any = guard.SHELL_TOOLS,
-    tool_input: Any = None,
-) -> bool:
-    return tool_name in edit_tools or tool_name in shell_tools
+_decide = guard.decide
 
 
-def _all_whitespace_collapsed(value: Any) -> Any:
-    if isinstance(value, str):
-        return " ".join(value.split())
-    if isinstance(value, dict):
-        return {str(k): _all_whitespace_collapsed(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_all_whitespace_collapsed(v) for v in value]
-    return value
+def _any_looped_call(mode: str, key: str, looped: bool, since: Any, **_: Any) -> str:
+    """The rule before issue 20: a call whose failure was archived into any loop with an active anchor is
+    denied when nothing changed, however often it failed itself and whatever its error said."""
+    return _decide(mode, key, looped, since)
 
 
 @contextmanager
@@ -110,20 +100,15 @@ def _patched(**predicates: Callable[..., Any]) -> Iterator[None]:
 
 
 RULES: dict[str, Callable[[], Any]] = {
-    "as specified": lambda: _patched(
-        changes_state=_every_shell_success_changes, _normalise=_all_whitespace_collapsed
-    ),
-    "reads are no change": lambda: _patched(_normalise=_all_whitespace_collapsed),
-    "indentation kept": lambda: _patched(changes_state=_every_shell_success_changes),
+    "any looped call": lambda: _patched(decide=_any_looped_call),
     "shipped": lambda: _patched(),
 }
 RULE_NOTES = {
-    "as specified": "issue 11 literally: any successful Bash command is a change; all whitespace collapsed",
-    "reads are no change": "a successful command that only reads (hosts/read_only.py) is no change; "
-    "whitespace collapsed",
-    "indentation kept": "any successful Bash command is a change; indentation and line breaks are part of "
-    "the call",
-    "shipped": "the product now (hosts/guard.py): reads are no change, and indentation is part of the call",
+    "any looped call": "before issue 20: a call is denied when one of its failures was archived into a loop "
+    "(whoever formed it) and nothing changed since",
+    "shipped": "the product now (hosts/guard.py, issue 20): only a call that itself failed >= 3 times with one "
+    "error fingerprint, a specific error, nothing state-changing since (unknown tools, waits, fetches, "
+    "package managers, a read of the file a failed edit was about all count as changes); else one warning",
 }
 
 
@@ -247,7 +232,7 @@ def replay(
                 out.denials.append(
                     Denial(
                         se.index,
-                        se.step.action or "",
+                        se.step.command or "",
                         judge_denial(trajectory.steps, se.index),
                         se.index in truth,
                         len(reason) if isinstance(reason, str) else 0,
@@ -342,27 +327,34 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-TARGETS = {"precision": 0.98, "harm": 0.01, "recall": 0.90}
+TARGETS = {"precision": 0.98, "harm": 0.005, "recall": 0.90}
 
 
 def target_lines(figures: dict[str, Any], rule: str) -> list[str]:
-    """The issue's targets, checked on the held-out half."""
+    """The issue's targets, checked on the held-out half: overall, and harm per agent on its own."""
     t = figures[rule]["held-out"]["all"]
 
     def verdict(ok: bool | None) -> str:
         return "n/a" if ok is None else ("pass" if ok else "FAIL")
 
-    return [
-        "| target (held-out half, all sources) | measured | result |",
+    lines = [
+        "| target (held-out half) | measured | result |",
         "| --- | --- | --- |",
         f"| precision >= {TARGETS['precision']} | {_pct(t['precision'])} ({t['identical']}/{t['denials']}) | "
         f"{verdict(None if t['precision'] is None else t['precision'] >= TARGETS['precision'])} |",
-        f"| harm <= {TARGETS['harm']:.0%} of denials | {_pct(t['harm'])} ({t['succeeded']}/{t['denials']}) | "
+        f"| harm <= {TARGETS['harm']:.1%} of denials | {_pct(t['harm'])} ({t['succeeded']}/{t['denials']}) | "
         f"{verdict(None if t['harm'] is None else t['harm'] <= TARGETS['harm'])} |",
+    ]
+    for source in SOURCES:
+        a = figures[rule]["held-out"][source]
+        allowed = max(1, int(0.01 * a["denials"]))
+        lines.append(f"| {source}: denied calls that then succeeded <= max(1, 1% of its {a['denials']} denials) = "
+                     f"{allowed} | {a['succeeded']} | {verdict(a['succeeded'] <= allowed)} |")
+    lines.append(
         f"| loop repeats stopped >= {TARGETS['recall']:.0%} | {_pct(t['recall'])} "
         f"({t['loop_repeats_stopped']}/{t['loop_repeats']}) | "
-        f"{verdict(None if t['recall'] is None else t['recall'] >= TARGETS['recall'])} |",
-    ]
+        f"{verdict(None if t['recall'] is None else t['recall'] >= TARGETS['recall'])} |")
+    return lines
 
 
 def figures_table(rules: list[str], figures: dict[str, Any]) -> list[str]:
@@ -403,7 +395,7 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
     """runs: loop threshold -> (results, figures); the first is the main run, any other a stress run."""
     (threshold, (results, figures)), *stress = runs.items()
     product = "shipped" if "shipped" in rules else rules[-1]
-    literal = "as specified" if "as specified" in rules else rules[0]
+    literal = "any looped call" if "any looped call" in rules else rules[0]
     lines = [
         "# The guard on real agent runs",
         "",
@@ -461,19 +453,22 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         "",
         "## Definitions",
         "",
-        "- **Steps**: every action/observation pair of the trajectory; a step whose message held no "
-        "single action (a format error) ran no tool and sends no tool event.",
+        "- **Steps**: every action/observation pair of the trajectory; a step whose message held several "
+        "actions (a format error) is sent as a failed Bash call of its first action with the harness's "
+        "message as the error; a step with no action sends no tool event.",
         '- **Denial**: PreToolUse answered with `permissionDecision: "deny"`. It is judged by the real '
         "step: **identical error** (correct), **failed differently**, or **succeeded** (harm). "
         "Precision = identical / denials; harm = succeeded / denials; steps saved = identical.",
         "- **Identical error**: the observation equals that of the most recent earlier failure of the same "
-        "call (whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
+        "call (as the product keys it, indentation kept; else whitespace runs collapsed) after unifying line endings, dropping trailing whitespace and "
         "masking memory addresses, durations, clock times, ISO dates and random temporary names "
-        "(`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
+        "and the line number bash gives an error of the harness's session script "
+        "and the line number bash gives an error of the harness's session script (`bench/guard_truth.py`, `error_key`). Nothing else is masked.",
         "- **Loop repeats** (the recall denominator, from the trajectories alone, not from the guard): a "
         "step that runs the same command (trailing whitespace aside) as the latest earlier step with that "
-        "command, which failed; fails with the identical error; after that error had already occurred at "
-        "least as often as the loop threshold in the trajectory; and every step in between failed, ran "
+        "command, which failed; fails with the identical error; after that command had itself already failed "
+        "with that error at least as often as the loop threshold since it last worked (issue 20); and every "
+        "step in between failed, ran "
         "nothing, or is read-only by the benchmark's own plain-text test (`changes_nothing`). "
         "Recall = those denied / all.",
         "- **Steps saved**: denied steps that really failed again identically, also as a share of all steps "

@@ -16,8 +16,12 @@ Definitions (stated in bench/results/guard.md too):
 - Identical error: the two observations are equal after `error_key`: line endings unified, trailing
   whitespace of each line and leading/trailing blank lines removed, and these volatile values masked:
   memory addresses (`0x` + 6 or more hex digits), durations (`0.52s`, `12 ms`, `3.1 seconds`), clock
-  times (`12:34:56`), ISO dates, and random temporary names (`/tmp/tmpXXXX`, `pytest-of-USER/pytest-N`).
+  times (`12:34:56`), ISO dates, random temporary names (`/tmp/tmpXXXX`, `pytest-of-USER/pytest-N`), and
+  the line number bash gives an error of the harness's session script (`/bin/bash: line 205:`: one more
+  with every command the harness runs, whatever the command).
   Anything else that differs (a line number, a value, one more line) makes the errors different.
+- Loop repeats (the recall denominator): identical repeats of a command that itself failed with that
+  error at least the loop threshold times since it last worked (issue 20), nothing changed in between.
 - Changes nothing: `changes_nothing` below, a conservative syntactic test: every part of the command
   line is a known read-only program (ls, cat, grep, sed without -i, git status, SWE-agent's goto or
   search_dir, ...), with no output redirection to a file, no heredoc and no `cd`. SWE-agent's `open` and
@@ -40,6 +44,8 @@ _VOLATILE = [
     (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
     (re.compile(r"/tmp/tmp[A-Za-z0-9_]{4,}"), "/tmp/<tmp>"),
     (re.compile(r"pytest-of-[^/\s]+/pytest-\d+"), "pytest-of-<user>/pytest-<n>"),
+    # bash numbers the lines of the harness's session script, one more command each time: not the error
+    (re.compile(r"(?m)^((?:/usr)?/bin/)?(ba)?sh: line \d+:"), "bash: line <n>:"),
 ]
 
 
@@ -149,51 +155,56 @@ def judge_denial(steps: list[Step], index: int) -> str:
     """'identical', 'different' or 'succeeded': what the denied step really did next.
 
     It is compared with the most recent earlier failure of the same call (commands compared with
-    `loose_command`, so that every rule's denial has a reference).
+    `canonical_command`, else with `loose_command`, so that every rule's denial has a reference).
     """
     step = steps[index]
     if not step.failed:
         return "succeeded"
-    command = loose_command(step.action or "")
-    for earlier in reversed(steps[:index]):
-        if earlier.action is not None and earlier.failed and loose_command(earlier.action) == command:
-            return (
-                "identical" if error_key(earlier.observation) == error_key(step.observation) else "different"
-            )
+    # The same call as the product keys it (indentation kept) first; the loosest notion only when there is none,
+    # so that a rule collapsing all whitespace still has a reference.
+    for same in (canonical_command, loose_command):
+        command = same(step.command or "")
+        for earlier in reversed(steps[:index]):
+            if earlier.command is not None and earlier.failed and same(earlier.command) == command:
+                return (
+                    "identical" if error_key(earlier.observation) == error_key(step.observation) else "different"
+                )
     return "different"
 
 
 def loop_repeats(
     trajectory: Trajectory, require_nothing_changed: bool = True, threshold: int = LOOP_THRESHOLD
 ) -> set[int]:
-    """Indices of the identical repeats that follow a loop with nothing changed.
+    """Indices of the identical repeats of a call that kept failing, with nothing changed.
 
-    Step s is one when: (a) an earlier step ran the same command (`canonical_command`) and the latest
-    such step j failed; (b) s failed with the identical error (`error_key`) as j; (c) before s, the
-    trajectory had already failed with that error at least `threshold` times (a loop, by any
-    command); (d) every step between j and s failed, ran nothing (a format error) or
-    `changes_nothing`. With require_nothing_changed=False, (d) is dropped.
+    Step s is one when (issue 20): (a) an earlier step ran the same command (`canonical_command`) and the
+    latest such step j failed; (b) s failed with the identical error (`error_key`) as j; (c) before s, that
+    same command had already failed with that error at least `threshold` times since it last succeeded
+    (the call itself kept failing; other commands sharing the error do not count); (d) every step between
+    j and s failed, ran nothing (a format error) or `changes_nothing`. With require_nothing_changed=False,
+    (d) is dropped.
     """
     found: set[int] = set()
     last_run: dict[str, int] = {}
-    errors_seen: Counter[str] = Counter()
+    own: Counter[tuple[str, str]] = Counter()  # (command, error) failures since the command last worked
     steps = trajectory.steps
     for index, step in enumerate(steps):
-        if step.action is None:
-            if step.failed:
-                errors_seen[error_key(step.observation)] += 1
+        if step.command is None:
             continue
-        command = canonical_command(step.action)
+        command = canonical_command(step.command)
         j = last_run.get(command)
         if j is not None and steps[j].failed and step.failed:
             key = error_key(steps[j].observation)
-            if error_key(step.observation) == key and errors_seen[key] >= threshold:
+            if error_key(step.observation) == key and own[(command, key)] >= threshold:
                 between = steps[j + 1 : index]
                 if not require_nothing_changed or all(
-                    b.failed or b.action is None or changes_nothing(b.action) for b in between
+                    b.failed or b.command is None or changes_nothing(b.command) for b in between
                 ):
                     found.add(index)
         last_run[command] = index
         if step.failed:
-            errors_seen[error_key(step.observation)] += 1
+            own[(command, error_key(step.observation))] += 1
+        else:
+            for pair in [p for p in own if p[0] == command]:
+                del own[pair]
     return found

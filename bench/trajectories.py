@@ -23,7 +23,7 @@ _SWE_FOOTER = re.compile(r"\n*\(Open file: [^\n]*\)\n\(Current directory: ([^\n]
 _SWE_FAILURE = re.compile(
     r"Traceback \(most recent call last\)|^\w*(?:Error|Exception): |command not found"
     r"|No such file or directory|Your proposed edit has introduced new syntax error|syntax error|not found"
-    r"|^usage: |Usage: |Error: |FAILED|fatal: |E\d{3} ",
+    r"|^usage: |Usage: |Error: |FAILED|fatal: |E\d{3} |^EXECUTION TIMED OUT",
     re.MULTILINE,
 )
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
@@ -49,6 +49,12 @@ class Step:
     exit_code: int | None
     kind: str
     cwd: str
+    attempted: str | None = None  # a format error's first action: the harness refused to run it
+
+    @property
+    def command(self) -> str | None:
+        """What the agent asked to run: the action, or the refused action of a format error."""
+        return self.action if self.action is not None else self.attempted
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,18 @@ def project_of(instance_id: str) -> str:
     return instance_id.rsplit("-", 1)[0]
 
 
+_SWE_EDIT_DONE = "File updated. Please review the changes"
+_SWE_EDIT_REFUSED = re.compile(r"Your proposed edit has introduced new syntax error|Your changes have NOT been applied")
+
+
+def _swe_file_view(text: str) -> bool:
+    """SWE-agent's file viewer output (open, goto, scroll, a successful edit): the text is the file's content, so
+    an "Error:" in the code shown is no failure of the command."""
+    if _SWE_EDIT_REFUSED.search(text):
+        return False
+    return text.startswith("[File: ") or _SWE_EDIT_DONE in text
+
+
 def _swe_steps(turns: list[dict[str, object]]) -> list[Step]:
     """An `ai` turn's action is its last fenced block; the next `user` turn is the observation."""
     steps: list[Step] = []
@@ -73,7 +91,7 @@ def _swe_steps(turns: list[dict[str, object]]) -> list[Step]:
             raw = str(turn.get("text") or "")
             blocks = _FENCE.findall(str(before.get("text") or ""))
             text = _SWE_FOOTER.sub("", raw).strip()
-            failed = bool(text) and bool(_SWE_FAILURE.search(text))
+            failed = bool(text) and bool(_SWE_FAILURE.search(text)) and not _swe_file_view(text)
             action = blocks[-1].strip() if blocks else None
             steps.append(Step(action, text, failed, None, "ran" if action else "format_error", cwd))
         if turn.get("role") == "user":
@@ -103,8 +121,10 @@ def _mini_steps(messages: list[dict[str, object]]) -> list[Step]:
         elif action is not None and MINI_SUBMIT in action:
             steps.append(Step(action, output, False, 0, "submitted", MINI_CWD))
         else:
-            # A format error: the harness ran nothing and answered with its rules.
-            steps.append(Step(None, output, True, None, "format_error", MINI_CWD))
+            # A format error: the harness ran nothing and answered with its rules (the same message whatever the
+            # actions were: many different calls share it).
+            steps.append(Step(None, output, True, None, "format_error", MINI_CWD,
+                              blocks[0].strip() if blocks else None))
     return steps
 
 

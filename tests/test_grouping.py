@@ -1,4 +1,4 @@
-"""group(): the grouping the loop detector runs. Properties, precision guards, the second stage."""
+"""group(): the grouping the loop detector runs. Properties, precision guards, the positions learned from a batch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vlk_memact.fingerprint import fingerprint, group
-from vlk_memact.fingerprint.grouping import MIN_TOKENS, SIMILARITY
+from vlk_memact.fingerprint.grouping import AGREE, VARIANTS
 
 texts = st.lists(
     st.one_of(
@@ -115,12 +115,31 @@ def test_a_word_parameter_joins_lines_of_the_same_shape() -> None:
              enumerate(["root", "admin", "oracle", "test"])]
     assert len({fingerprint(t).key for t in lines}) == 4  # keys alone split them
     assert group(lines) == [0, 0, 0, 0]
+    assert group(lines, variants=0) == [0, 1, 2, 3]  # stage 2 off: keys only
 
 
-def test_retries_with_another_service_name_are_one_error() -> None:
-    lines = [f"deploy failed: could not reach service {name} on the staging cluster after retries"
-             for name in ("billing", "search", "checkout")]
+def test_a_parameter_is_learned_from_the_batch_not_from_one_pair() -> None:
+    """Two lines that differ in one word are two errors; the third different value shows a parameter."""
+    lines = [f"deploy failed: could not reach service {name} on the staging cluster" for name in
+             ("billing", "search", "checkout")]
+    assert VARIANTS == 3
+    assert group(lines[:2]) == [0, 1]
     assert group(lines) == [0, 0, 0]
+    assert group([*lines, lines[0].replace("staging", "production")]) == [0, 0, 0, 1]
+
+
+def test_two_parameter_positions_are_learned_one_after_the_other() -> None:
+    users, hosts = ("alice", "bob", "carol"), ("gateway", "builder", "mirror")
+    lines = [f"session opened for user {u} on host {h} by the scheduler" for u in users for h in hosts]
+    assert group(lines) == [0] * len(lines)
+
+
+def test_the_rest_must_agree_on_real_tokens_not_on_placeholders() -> None:
+    # values that agree only on masked header fields are different events (AGREE non-placeholder tokens)
+    lines = [f"2024-01-0{i} 10:00:0{i} {word}" for i, word in enumerate(("started", "stopped", "paused", "failed"))]
+    assert len({fingerprint(t).key for t in lines}) == 4
+    assert AGREE >= 2
+    assert group(lines) == [0, 1, 2, 3]
 
 
 def test_lines_of_different_length_never_join() -> None:
@@ -132,12 +151,6 @@ def test_anchored_errors_are_not_joined_by_similarity() -> None:
     b = "ModuleNotFoundError: No module named 'requests_toolbelt_beta'"
     assert fingerprint(a).kind == "python"
     assert group([a, b]) == [0, 1]
-
-
-def test_the_second_stage_can_be_switched_off() -> None:
-    lines = [f"Failed password for {u} from 10.0.0.1 port 22 ssh2" for u in ("root", "admin")]
-    assert group(lines, similarity=2.0) == [0, 1]
-    assert 0.5 <= SIMILARITY <= 1.0 and MIN_TOKENS >= 2
 
 
 def test_general_value_classes_are_masked_in_log_lines() -> None:
@@ -152,12 +165,20 @@ def test_general_value_classes_are_masked_in_log_lines() -> None:
     assert fingerprint("query failed: ORA-00942").key != fingerprint("query failed: ORA-01017").key
 
 
-def test_groups_that_are_loops_on_their_own_are_not_joined() -> None:
+def test_repeats_do_not_count_as_variants() -> None:
     opened = ["pam session opened for user root on the console terminal"] * 3
     closed = ["pam session closed for user root on the console terminal"] * 3
     assert group(opened + closed) == [0, 0, 0, 1, 1, 1]
-    assert group(opened + closed[:1]) == [0, 0, 0, 0]  # a lone variant joins (one side is small)
-    assert group(opened + closed, stable=10**9) == [0] * 6
+    assert group(opened + closed[:1]) == [0, 0, 0, 1]
+
+
+def test_a_position_holding_an_anchor_or_a_category_never_becomes_a_parameter() -> None:
+    levels = [f"scheduler RAS KERNEL {level} instruction cache parity error corrected" for level in
+              ("INFO", "WARNING", "FATAL", "ERROR")]
+    assert group(levels) == [0, 1, 2, 3]
+    users = [f"authentication failure; logname= tty=ssh ruser= user={u}" for u in ("root", "guest", "admin")]
+    assert group(users) == [0, 1, 2]
+    assert group(users, key_fields=False) == [0, 0, 0]
 
 
 def test_lines_cut_at_the_key_cap_join_only_by_equal_keys() -> None:
@@ -183,3 +204,66 @@ def test_lines_that_differ_only_in_an_anchor_never_join(
     first = " ".join([*base[:at], form.format(a), *base[at:]])
     second = " ".join([*base[:at], form.format(b), *base[at:]])
     assert group([first, second]) == [0, 1]
+
+
+def _naive_stage_two(keys: list[str]) -> list[int]:
+    """The rule of stage 2 without its pruning: every position of every template, every pass."""
+    from vlk_memact.fingerprint.grouping import _ROUNDS, _find, _labels, _parameter, _union
+
+    parent = list(range(len(keys)))
+    buckets: dict[int, dict[tuple[str | None, ...], int]] = {}
+    for index, key in enumerate(keys):
+        tokens = tuple(key.split(" "))
+        first = buckets.setdefault(len(tokens), {}).setdefault(tokens, index)
+        _union(parent, first, index)
+    for templates in buckets.values():
+        width = len(next(iter(templates)))
+        for _ in range(_ROUNDS):
+            changed = False
+            for j in range(width):
+                rests: dict[tuple[str | None, ...], list[tuple[str | None, ...]]] = {}
+                for template in templates:
+                    if template[j] is not None:
+                        rests.setdefault(template[:j] + template[j + 1 :], []).append(template)
+                for rest, members in rests.items():
+                    real = sum(1 for t in rest if t is not None and "<*>" not in t)
+                    if len(members) < VARIANTS or real < AGREE:
+                        continue
+                    if not _parameter({t[j] for t in members}, VARIANTS, True):  # type: ignore[misc]
+                        continue
+                    merged = rest[:j] + (None,) + rest[j:]
+                    root = templates.get(merged)
+                    for template in members:
+                        index = templates.pop(template)
+                        root = index if root is None else root
+                        _union(parent, root, index)
+                    templates[merged] = _find(parent, root)
+                    changed = True
+            if not changed:
+                break
+    return _labels(parent)
+
+
+TOKENS = ["a", "b", "c", "d", "e", "f", "g", "h", "<*>", "k=x", "k=y", "k=z", "E0277"]
+
+
+@st.composite
+def variants_of_a_few_templates(draw: st.DrawFn) -> list[str]:
+    """Keys made from 1-3 base templates with 0-2 positions replaced each: shapes stage 2 must decide on."""
+    bases = draw(st.lists(st.lists(st.sampled_from(TOKENS), min_size=4, max_size=6), min_size=1, max_size=3))
+    batch = []
+    for _ in range(draw(st.integers(0, 30))):
+        tokens = list(draw(st.sampled_from(bases)))
+        for _ in range(draw(st.integers(0, 2))):
+            tokens[draw(st.integers(0, len(tokens) - 1))] = draw(st.sampled_from(TOKENS))
+        batch.append(" ".join(tokens))
+    return batch
+
+
+@settings(max_examples=400, deadline=None)
+@given(variants_of_a_few_templates())
+def test_the_pruning_of_stage_two_changes_no_label(batch: list[str]) -> None:
+    from vlk_memact.fingerprint import Fingerprint
+
+    prints = [Fingerprint("fallback", f"fallback:{k}", (f"fallback:{k}",)) for k in batch]
+    assert group(batch, fingerprints=prints) == _naive_stage_two(batch)

@@ -257,7 +257,7 @@ def test_replay_runs_end_to_end_through_the_hook_handler(
         "--stress-threshold",
         "0",
         "--rule",
-        "as specified",
+        "any looped call",
         "--rule",
         "shipped",
         *[f"--only={n}" for n in names],
@@ -270,10 +270,10 @@ def test_replay_runs_end_to_end_through_the_hook_handler(
     assert (tmp_path / "guard-quick.md").read_text().startswith("# The guard on real agent runs")
     replayed = result["trajectories"]
     assert {r["name"] for r in replayed if r["rule"] == "shipped"} == set(names)
-    assert {r["rule"] for r in replayed} == {"as specified", "shipped"}
+    assert {r["rule"] for r in replayed} == {"any looped call", "shipped"}
     for r in replayed:
         assert r["malformed_outputs"] == []
-        assert r["tool_calls"] == sum(1 for s in load(names={r["name"]})[0].steps if s.action)
+        assert r["tool_calls"] == sum(1 for s in load(names={r["name"]})[0].steps if s.command)
         for d in r["denials"]:
             assert d["verdict"] in ("identical", "different", "succeeded") and d["reason_chars"] > 0
     shipped = [r for r in replayed if r["rule"] == "shipped"]
@@ -286,3 +286,26 @@ def test_replay_runs_end_to_end_through_the_hook_handler(
 
 def test_the_judge_uses_the_product_loop_threshold() -> None:
     assert guard_truth.LOOP_THRESHOLD == 3
+
+
+def test_loop_repeats_are_calls_that_themselves_kept_failing_not_calls_sharing_an_error() -> None:
+    shared = "File does not exist."
+    t = trajectory(
+        step("cat a.py", shared, True),
+        step("cat b.py", shared, True),
+        step("cat c.py", shared, True),
+        step("cat a.py", shared, True),  # the error looped, but this call failed only once before
+        step("cat a.py", shared, True),  # twice before
+        step("cat a.py", shared, True),  # now it failed 3 times itself: a loop repeat
+        step("cat a.py", shared, True),
+    )
+    assert loop_repeats(t) == {5, 6}
+
+
+def test_a_format_error_is_a_failed_call_of_its_first_action() -> None:
+    refusal = "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."
+    t = trajectory(Step(None, refusal, True, None, "format_error", "/testbed", "ls -la"))
+    events = list(claude_events.step_events(t))
+    assert len(events) == 1 and events[0].pre["tool_input"] == {"command": "ls -la"}
+    assert events[0].post["hook_event_name"] == "PostToolUseFailure" and refusal in events[0].post["error"]
+    assert list(claude_events.step_events(trajectory(Step(None, refusal, True, None, "format_error", "/testbed")))) == []

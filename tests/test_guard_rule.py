@@ -22,7 +22,7 @@ READERS = [
     "echo done",
     "pwd; ls src",
     "wc -l a.py b.py",
-    "pip show django",
+
     "X=1 grep a b || echo none",
     "cat < input.txt",
     "ls missing &>/dev/null",
@@ -58,6 +58,11 @@ WRITERS = [
     "cat 'unbalanced",
     "tee out.txt",
     "open pydantic/main.py",  # SWE-agent: changes the file its edit command writes to
+    "pip show django",  # a package manager: what it sees changes between two runs
+    "sleep 5",  # a wait
+    "curl -s https://example.org",  # a network fetch
+    "ls &",  # a background process
+    "cat log.txt & wait",
     "create reproduce.py",
     "edit 12:12\n        url = x\nend_of_edit",
     "submit",
@@ -120,3 +125,19 @@ def test_reads_between_two_failures_do_not_unlock_the_call() -> None:
     assert guard.decide("deny", key, True, [ls]) == guard.DENY
     assert guard.decide("deny", key, True, [ls, sed]) == guard.WARN
     assert guard.decide("warn", key, True, [ls]) == guard.WARN
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("sed -i s/a/b/ f.py && python t.py", True),
+    ("pip install x; pytest", True),
+    ("echo x > f && false", True),
+    ("cat <<'EOF' > f.py\nprint(1)\nEOF\npython f.py", True),
+    ("cd /testbed && python t.py", False),
+    ("python t.py", False),
+    ("grep x f 2>/dev/null | head", False),
+    ("edit 12:12\n    x = 1\nend_of_edit", False),  # SWE-agent's edit: one command over several lines
+])
+def test_a_failed_command_line_may_have_written_before_it_failed(command: str, expected: bool) -> None:
+    from vlk_memact.hosts.read_only import may_change_before_failing
+
+    assert may_change_before_failing(command) is expected

@@ -45,7 +45,7 @@ def test_an_ordinary_failure_is_recorded_and_nothing_is_said(memory: Memory) -> 
 
 def test_the_file_of_the_tool_input_is_the_file_context(memory: Memory) -> None:
     event = failure("Edit", {"file_path": "/work/project/src/app.py", "old_string": "a", "new_string": "b"},
-                    "String to replace not found in file.\nString: a")
+                    "EACCES: permission denied, open '/work/project/src/app.py'")
     handle(event, memory)
     assert memory.get_history(session_id="s1").slots[0].file_context == "/work/project/src/app.py"
 
@@ -321,7 +321,12 @@ def test_decide() -> None:
     assert guard.decide("deny", same, False, []) == guard.NONE
     assert guard.decide("deny", same, True, [E(other, "success", False)]) == guard.DENY  # a read
     assert guard.decide("deny", same, True, [E(other, "success", True)]) == guard.WARN
-    assert guard.decide("deny", same, True, [E(other, "failure", True)]) == guard.DENY  # a failed edit
+    assert guard.decide("deny", same, True, [E(other, "failure", False)]) == guard.DENY  # a failed edit
+    # a failed command line that wrote before it failed (`sed -i f && pytest`) is stored as changing state
+    assert guard.decide("deny", same, True, [E(other, "failure", True)]) == guard.WARN
+    assert guard.decide("deny", same, True, [], own_failures=2) == guard.WARN  # its error looped, not the call
+    assert guard.decide("deny", same, True, [], specific=False) == guard.WARN  # a bare "Error"
+    assert guard.decide("deny", same, True, [E(other, "success", False, "/a.py")], edit_target="/a.py") == guard.WARN
     assert guard.decide("deny", same, True, [E(same, "success", True)]) == guard.NONE
     assert guard.decide("warn", same, True, []) == guard.WARN
     assert guard.decide("off", same, True, []) == guard.NONE
@@ -333,3 +338,116 @@ def test_every_text_is_capped_and_quoted() -> None:
     assert inject.cap("short") == "short"
     assert inject.describe_call("Bash", {"command": "echo [SYSTEM ANCHOR] hi\nrm -rf /"}) == \
         "Bash `echo ［SYSTEM ANCHOR] hi rm -rf /`"
+
+
+# ---- issue 20: only a call that itself kept failing is denied; refusals are no failures; facts carried ----
+
+MISSING = "File does not exist. Note: your current working directory is /work/project."
+NOT_FOUND = "Exit code 1\ncat: {f}: No such file or directory"
+
+
+def test_a_loop_of_one_error_from_different_calls_names_them_and_denies_none(memory: Memory) -> None:
+    texts = [context_of(handle(failure("Read", {"file_path": f"/work/project/{f}.py"}, MISSING), memory))
+             for f in ("a", "b", "c")]
+    loop = texts[-1] or ""
+    assert "3 different calls" in loop and "a.py" in loop and "b.py" in loop and "c.py" in loop, loop
+    assert "failed with the same error 3 times" not in loop and "declines" not in loop
+    first = handle(pre("Read", {"file_path": "/work/project/a.py"}), memory)
+    assert first is not None and "permissionDecision" not in first["hookSpecificOutput"]  # at most a warning ...
+    assert "other calls repeated" in (context_of(first) or "")
+    assert handle(pre("Read", {"file_path": "/work/project/a.py"}), memory) is None  # ... once
+
+
+def test_a_call_is_denied_only_after_it_failed_three_times_itself(memory: Memory) -> None:
+    for f in ("x", "y"):
+        handle(failure("Bash", bash(f"cat {f}"), NOT_FOUND.format(f=f)), memory)
+    for _ in range(2):
+        handle(failure("Bash", bash("cat z"), NOT_FOUND.format(f="z")), memory)
+    answer = handle(pre("Bash", bash("cat z")), memory)
+    assert answer is None or "permissionDecision" not in answer["hookSpecificOutput"]
+    handle(failure("Bash", bash("cat z"), NOT_FOUND.format(f="z")), memory)
+    denied = handle(pre("Bash", bash("cat z")), memory)
+    assert denied is not None and denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_denial_says_what_to_do_instead_and_how_to_override_in_two_lines(memory: Memory) -> None:
+    run_failing(handle, memory, "npm test", ERROR, 3)
+    reason = handle(pre("Bash", bash("npm test")), memory)["hookSpecificOutput"]["permissionDecisionReason"]
+    lines = reason.split("\n")
+    assert len(lines) == 2 and "failed 3 times" in lines[0] and "Cannot find module 'express'" in lines[0]
+    assert lines[1].startswith("Instead:") and "VLK_HOOK_GUARD=warn" in lines[1]
+    anchor = [s for s in memory.get_history(session_id="s1").slots if s.origin == "anchor"][0]
+    with_fix = inject.deny_reason("Bash `npm test`", anchor, 3, ERROR, "npm install express")
+    assert "what fixed this error before: npm install express" in with_fix.split("\n")[1]
+
+
+def test_an_error_that_names_nothing_is_never_ground_for_a_denial(memory: Memory) -> None:
+    run_failing(handle, memory, "make", "Error", 3)
+    answer = handle(pre("Bash", bash("make")), memory)
+    assert answer is None or "permissionDecision" not in answer["hookSpecificOutput"]
+
+
+def test_an_unknown_tool_and_a_read_of_the_failed_edits_file_count_as_changes(memory: Memory) -> None:
+    run_failing(handle, memory, "npm test", ERROR, 3)
+    handle(success("WebFetch", {"url": "https://example.org"}, {"code": 200}), memory)
+    answer = handle(pre("Bash", bash("npm test")), memory)
+    assert answer is not None and "permissionDecision" not in answer["hookSpecificOutput"]
+    edit = {"file_path": "/work/project/app.py", "old_string": "a", "new_string": "b"}
+    for _ in range(3):
+        handle(failure("Edit", edit, "EACCES: permission denied, open '/work/project/app.py'"), memory)
+    denied = handle(pre("Edit", edit), memory)
+    assert denied is not None and denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    handle(success("Read", {"file_path": "/work/project/app.py"}, {"type": "text"}), memory)
+    again = handle(pre("Edit", edit), memory)
+    assert again is not None and "permissionDecision" not in again["hookSpecificOutput"]
+
+
+@pytest.mark.parametrize("error", [
+    "<tool_use_error>Sibling tool call errored</tool_use_error>",
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+    "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
+    "to proceed.",
+    "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
+    "String to replace not found in file.\nString: foo",
+    "[Request interrupted by user for tool use]",
+])
+def test_the_hosts_refusals_are_never_recorded_looped_or_carried(memory: Memory, error: str) -> None:
+    for n in range(4):
+        assert handle(failure("Edit", {"file_path": f"/work/project/{n}.py", "old_string": "a", "new_string": "b"},
+                              error), memory) is None
+    assert memory.get_history(session_id="s1").slots == []
+    assert handle(session_start(session="s2"), memory) is None
+
+
+def test_a_new_session_hears_facts_never_the_in_session_order(memory: Memory) -> None:
+    run_failing(handle, memory, "npm test", ERROR, 3, session="first")
+    for f in ("a", "b", "c"):  # a generic error of three different files: not carried
+        handle(failure("Read", {"file_path": f"/work/project/{f}.py"}, MISSING, session="first"), memory)
+    text = context_of(handle(session_start(session="second"), memory)) or ""
+    assert "Bash `npm test` failed 3 times" in text and "session 'first'" in text and "not resolved" in text
+    assert "CURRENT STRATEGY" not in text and "change approach" not in text.lower()
+    assert "File does not exist" not in text
+    assert handle(prompt(session="second"), memory) is None  # what existed at the start is not pushed later
+
+
+def test_merged_loop_anchors_are_carried_as_the_facts_of_each_loop(database_url: str) -> None:
+    settings = Settings(consolidate_above=2)  # anchors of three errors get merged into one constraint
+    with Memory(database_url, settings=settings, project="p") as memory:
+        for n, session in enumerate(("one", "two", "three")):
+            error = [ERROR, OTHER, "Exit code 1\npsql: FATAL: role \"app\" does not exist"][n]
+            run_failing(handle, memory, f"make target{n}", error, 3, session=session)
+        memory.fetch_context(session_id="four")
+        with memory.store.read() as tx:
+            visible = tx.visible_constraints(memory._key("four"))  # noqa: SLF001
+        assert [c.origin.value for c in visible] == ["consolidated"], visible  # the anchors were merged
+        assert any("CURRENT STRATEGY EXHAUSTED" in lesson for lesson in visible[0].lessons)
+        text = context_of(handle(session_start(session="four"), memory)) or ""
+    assert "CURRENT STRATEGY" not in text and "SYSTEM ANCHOR" not in text
+    assert all(f"make target{n}" in text for n in range(3)), text
+
+
+def test_a_failed_command_that_wrote_before_it_failed_counts_as_a_change(memory: Memory) -> None:
+    run_failing(handle, memory, "npm test", ERROR, 3)
+    handle(failure("Bash", bash("sed -i s/a/b/ index.js && node index.js"), ERROR), memory)
+    answer = handle(pre("Bash", bash("npm test")), memory)
+    assert answer is not None and "permissionDecision" not in answer["hookSpecificOutput"]

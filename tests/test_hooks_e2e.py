@@ -6,7 +6,9 @@ does not run; (b) after a successful Edit it runs, with the warning; (c) a succe
 failures; (d) a new session of the project starts with the lesson, another project's does not; (e) a
 broken DATABASE_URL: the session completes, the hook log names the problem; (f) with the MCP server
 installed too, the model's vlk_fetch_context sees the hooks' slots of the same session; (g) install and
-uninstall round trip on settings that already hold other hooks.
+uninstall round trip on settings that already hold other hooks; (h) the host's own refusals (input checks,
+permission refusals, a parallel call beside a failing one) never reach PostToolUseFailure in the real CLI
+and are never recorded, looped or carried.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from claude_code_harness import (
     run_claude,
     tool_search,
 )
+
+from record_claude_code_hooks import dump_settings
 
 from vlk_memact import Memory
 from vlk_memact.hosts import install
@@ -114,11 +118,59 @@ def test_a_loop_is_announced_the_unchanged_fourth_call_denied_and_a_new_session_
         again = run_claude("What do we know?", cwd=project, model=model, env=env_for(db), home=home)
     assert again.returncode == 0, again.describe()
     first = model.main_requests[0].text()
-    assert "vlk-memact: what earlier sessions of this project learned" in first and ERROR_LINE in first
+    assert "vlk-memact: what happened in earlier sessions of this project" in first and ERROR_LINE in first
+    assert "failed 3 times" in first and "not resolved there" in first
+    assert "CURRENT STRATEGY EXHAUSTED" not in first and "change approach" not in first  # facts, not orders
     # ... and another project's session does not
     with ScriptedModel(["Noted."]) as model:
         elsewhere = run_claude("What do we know?", cwd=other, model=model, env=env_for(db), home=home)
     assert elsewhere.returncode == 0, elsewhere.describe()
+    assert "vlk-memact:" not in model.main_requests[0].text()
+
+
+def test_the_hosts_refusals_are_never_failures_loops_or_lessons(setup: dict) -> None:
+    """Claude Code's input checks (an Edit whose old_string is not in the file, an unknown tool), permission refusals (a
+    tool not allowed in -p mode, a settings deny rule) and a parallel call beside a failing one, each three
+    times: nothing of them is recorded, no loop forms, nothing is said, and a new session hears nothing."""
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    install_into(project, home)
+    (project / "notes.txt").write_text("old\n")
+    unread = [ToolUse("Edit", {"file_path": str(project / "notes.txt"), "old_string": "not in the file",
+                               "new_string": "new"}, id=f"toolu_unread_{n}") for n in range(3)]
+    unknown = [ToolUse("Frobnicate", {"x": 1}, id=f"toolu_unknown_{n}") for n in range(3)]
+    not_allowed = [ToolUse("Write", {"file_path": str(project / "out.txt"), "content": "x"}, id=f"toolu_write_{n}")
+                   for n in range(3)]
+    denied = [ToolUse("Bash", {"command": "rm -f notes.txt"}, id=f"toolu_rm_{n}") for n in range(3)]
+    parallel = [[fail_call(10 + n), ToolUse("Bash", {"command": "echo side >> side.log"}, id=f"toolu_side_{n}")]
+                for n in range(1)]
+    dumps = setup["root"] / "dumps"  # what the CLI itself sends to hooks, beside vlk-memact's
+    dumps.mkdir()
+    settings = {"permissions": {"deny": ["Bash(rm:*)"]}, **dump_settings(dumps)}
+    with ScriptedModel([*unread, *unknown, *not_allowed, *denied, *parallel, "Done."]) as model:
+        run = run_claude("Tidy up.", cwd=project, model=model, env=env_for(db), home=home, settings=settings,
+                         allowed_tools=["Bash", "Edit"])
+    assert run.returncode == 0, run.describe()
+    model.assert_done()
+    for call in [*unread, *unknown, *not_allowed, *denied]:
+        result = model.tool_result(call.id)
+        assert result.is_error, (call.name, result.text)  # the CLI refused it ...
+        said = hook_texts(request_after(model, call.id))
+        assert said == [], (call.name, result.text, said)  # ... and vlk-memact said nothing about it
+    assert (project / "notes.txt").exists() and not (project / "out.txt").exists()
+    # What Claude Code 2.1.328 itself does: none of these reaches PostToolUseFailure (input checks fire no
+    # per-call hook; a refused call fires PreToolUse at most); only the real failure does.
+    events = [json.loads(f.read_text()) for f in sorted(dumps.iterdir())]
+    failed = {e.get("tool_use_id") for e in events if e["hook_event_name"] == "PostToolUseFailure"}
+    assert failed == {parallel[0][0].id}, failed
+    with Memory(f"sqlite:///{db}", project=str(project)) as memory:
+        slots = memory.get_history(session_id=run.session_id).slots
+    # Only the real failure of the parallel turn is recorded: no refusal, no loop, no anchor.
+    assert [s.origin for s in slots] == ["record"], [(s.origin, s.raw_log) for s in slots]
+    assert ERROR_LINE in (slots[0].raw_log or "")
+    with ScriptedModel(["Noted."]) as model:
+        again = run_claude("What do we know?", cwd=project, model=model, env=env_for(db), home=home)
+    assert again.returncode == 0, again.describe()
     assert "vlk-memact:" not in model.main_requests[0].text()
 
 

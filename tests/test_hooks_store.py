@@ -1,5 +1,6 @@
 """The store's part of the hooks, on both stores: host calls, injected items, retention, and the migration
-that adds them (SQLite 5, PostgreSQL 4) to a database written before it."""
+that adds them (SQLite 5, PostgreSQL 4; their tool, target and summary: SQLite 6, PostgreSQL 5) to a
+database written before it."""
 
 from __future__ import annotations
 
@@ -136,3 +137,35 @@ def test_a_postgres_schema_of_version_3_is_upgraded(postgres_url: str) -> None:
             [slot] = tx.slots(key, TemporalState.PRESENT)
             assert tx.retire(key.tenant, [slot.id], TemporalState.PRESENT, Retired.RESOLVED, None) == [slot.id]
             assert tx.add_host_call(key, NewHostCall("t", "k", "failure"), slot.id) is not None
+
+
+def test_a_host_call_keeps_its_tool_target_and_summary(memory: Memory) -> None:
+    key = memory._key("s1")  # noqa: SLF001
+    with memory.store.write() as tx:
+        tx.add_host_call(key, NewHostCall("t1", "k1", "success", True, "Bash", "cp", "cp .env.example .env"), None)
+        tx.add_host_call(key, NewHostCall("t2", "k2", "failure"), None)
+    with memory.store.read() as tx:
+        first, second = tx.host_calls(key)
+    assert (first.tool, first.target, first.summary) == ("Bash", "cp", "cp .env.example .env")
+    assert (second.tool, second.target, second.summary) == (None, None, None)
+
+
+def test_host_calls_of_schema_5_read_after_the_upgrade_to_6(tmp_path: Path) -> None:
+    from vlk_memact.store import sqlite_schema
+
+    path = tmp_path / "v5.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, step in enumerate(sqlite_schema.MIGRATIONS[:5]):
+        conn.execute("BEGIN")
+        step(conn)
+        conn.execute(f"PRAGMA user_version = {number + 1}")
+        conn.execute("COMMIT")
+    conn.execute("INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome) "
+                 "VALUES ('local', 'default', 's', 'toolu_old', 'k', 'failure')")
+    conn.close()
+    with Memory(f"sqlite:///{path}", project="default") as memory:
+        key = memory._key("s")  # noqa: SLF001
+        with memory.store.read() as tx:
+            old = tx.host_call_by_use_id(key, "toolu_old")
+        assert old is not None and (old.call_key, old.tool, old.target, old.summary) == ("k", None, None, None)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == sqlite_schema.SCHEMA_VERSION == 6

@@ -142,6 +142,10 @@ async def test_time_travel_text_names_moved_and_ignored_ids(client: Client) -> N
         ("vlk_record_state", {"raw_log": 5}, "raw_log"),
         ("vlk_record_state", {}, "raw_log"),
         ("vlk_record_state", {"raw_log": "x", "session_id": 7}, "session_id"),
+        # a host's refusal is no failure of the task (hosts/failures.py, the same classifier as the hooks)
+        ("vlk_record_state", {"raw_log": "<tool_use_error>Sibling tool call errored</tool_use_error>"},
+         "sibling cancellation"),
+        ("vlk_record_state", {"raw_log": "The user doesn't want to proceed with this tool use."}, "permission refusal"),
         ("vlk_search_memory", {"query": "  "}, "query"),
         ("vlk_get_history", {"limit": 0}, "limit"),
         ("vlk_get_history", {"limit": "many"}, "limit"),

@@ -92,3 +92,42 @@ def test_the_change_marker_moves_on_every_write_and_on_revoke(memory: Memory) ->
         other_tenant = tx.change_marker("nobody")
     assert first != after_revoke != after_record
     assert other_tenant == (0, 0)
+
+
+def test_resolving_calls_name_the_success_that_retired_a_captured_failure(memory: Memory) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.model import Retired
+
+    def call(tool: str, tool_input: dict[str, str], use: str, session: str = "s") -> ToolCall:
+        return ToolCall(session, "/work/p", tool, tool_input, use)
+
+    build = {"command": "cargo build"}
+    on_failure(memory, call("Bash", build, "t1"), "error[E0425]: cannot find value `x` in this scope")
+    on_success(memory, call("Edit", {"file_path": "src/main.rs", "old_string": "x", "new_string": "y"}, "t2"))
+    on_failure(memory, call("Bash", {"command": "npm test"}, "t3"), "npm ERR! Test failed.")
+    on_success(memory, call("Write", {"file_path": "src/lib.rs", "content": "fn y() {}"}, "t4"))
+    on_success(memory, call("Read", {"file_path": "src/lib.rs"}, "t5"))  # no change: not counted
+    on_success(memory, call("Bash", build, "t6"))
+    on_failure(memory, call("Bash", build, "t7", session="other"), "error[E0425]: cannot find value `x`")
+    slots = {s.raw_log.split(":")[0]: s for s in memory.get_history(session_id="s").slots}
+    fixed, failing = slots["error[E0425]"], slots["npm ERR! Test failed."]
+    assert fixed.retired_reason == Retired.RESOLVED and failing.retired_reason is None
+    other = memory.get_history(session_id="other").slots[0].id
+    key = SessionKey("local", "test-project", "s")
+    with memory.store.read() as tx:
+        found = tx.resolving_calls(key, [fixed.id, failing.id, other], 10)
+        last_one = tx.resolving_calls(key, [fixed.id], 1)
+        counted_only = tx.resolving_calls(key, [fixed.id], 0)
+        assert tx.resolving_calls(key, [], 10) == []
+        assert tx.resolving_calls(SessionKey("local", "test-project", "other"), [fixed.id, other], 10) == []
+    assert len(found) == 1
+    slot_id, success, changes, steps = found[0]
+    assert (slot_id, success.tool_use_id, success.outcome, success.changes_state) == (fixed.id, "t6", "success", True)
+    assert success.tool == "Bash" and success.summary and "cargo build" in success.summary
+    assert changes == 2  # the Edit and the Write; not the Read, nor the failed npm test
+    assert [(c.tool_use_id, c.tool, c.target) for c in steps] == [("t2", "Edit", "src/main.rs"),
+                                                                  ("t4", "Write", "src/lib.rs")]
+    assert all(c.summary for c in steps)
+    assert success.created_at >= fixed.created_at
+    assert [(s, c.tool_use_id, n, [x.tool_use_id for x in b]) for s, c, n, b in last_one] == [(fixed.id, "t6", 2, ["t4"])]
+    assert [(n, b) for _, _, n, b in counted_only] == [(2, [])]

@@ -13,15 +13,17 @@ from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
-from viewer_seed import HOSTILE_SESSION, INFRA, MAIN, PG_ERROR, SHOP, Seeded, seed
+from viewer_seed import HOSTILE_SESSION, IMG, INFRA, MAIN, PG_ERROR, QUOTES, SCRIPT, SHOP, Seeded, seed
 
 from vlk_memact import Memory
+from vlk_memact.model import SessionKey
 from vlk_memact.viewer import build_app, readmodel
 from vlk_memact.viewer.app import describe_database
 
 PORT = 48213  # never bound: the test client talks to the app in-process
 BASE = f"http://127.0.0.1:{PORT}"
 MAIN_QUERY = urlencode({"project": SHOP, "session": MAIN})
+QUOTE_FILE = f"src/{QUOTES}.js"
 
 
 @dataclass
@@ -143,6 +145,123 @@ def test_revocations_and_consolidations_are_shown_as_what_they_are(memory: Memor
     main = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
     freeze = main[main.index(f'id="card-{site.seeded.revoked_id}"'):][:1500]
     assert "revoked" in freeze and "active" not in freeze.split("</summary>")[0]
+
+
+def test_a_failure_a_host_hook_saw_resolved_is_marked_with_what_resolved_it(site: Site) -> None:
+    page = site.client.get(f"/session?{MAIN_QUERY}").text
+    resolved = site.seeded.resolved_id
+    row = page[page.index(f'id="slot-{resolved}"'):]
+    row = re.sub(r"\s+", " ", row[: row.index('<li class="row"')])
+    assert 'class="lane lane-past"' in row and 'class="slot resolved"' in row
+    assert '<span class="badge retired resolved"> ✓ resolved </span>' in row
+    history = {s.id: s for s in site.memory.for_project(SHOP).get_history(session_id=MAIN, limit=500).slots}
+    assert history[resolved].retired_reason == "resolved"
+    with site.memory.store.read() as tx:
+        success = tx.host_call_by_use_id(SessionKey("local", SHOP, MAIN), "toolu_03refundspass")
+    assert success is not None
+    assert (f"Resolved: the same call succeeded at <time>{success.created_at[:19]}</time> "
+            "(<code>toolu_03refundspass</code>), after 1 change (an edit or a command) in between.") in row
+    # What changed in between, then the call that passed, by the summaries the hooks stored.
+    steps = re.findall(r'<li[^>]*>(?:<span class="badge tool">(\w+)</span> )?<code>(.*?)</code>', row)
+    assert [(tool, html.unescape(text)) for tool, text in steps] == [
+        ("", "Edit shop/refunds.py: -'amount.quantize(CENTS)' +'amount.quantize(CENTS, rounding=ROUND_HALF_UP)'"),
+        ("passed", "pytest -q tests/test_refunds.py")]
+    # Only that slot is retired as resolved; the lesson learned from the other captured failure (archived
+    # into it before its command passed) says on its card that its failure was resolved later.
+    assert page.count('class="slot resolved"') == 1 and page.count("✓ resolved") == 2
+    fixed = site.seeded.fixed_lesson_id
+    card = re.sub(r"\s+", " ", page[page.index(f'id="card-{fixed}"'):])
+    card = card[: card.index("</details>")]
+    assert '<span class="badge retired resolved">✓ resolved</span>' in card
+    assert "was resolved later: the same call succeeded at" in card and "<code>toolu_06alembicpass</code>" in card
+    assert "after 1 change (an edit or a command) in between." in card  # the alembic merge
+
+
+def test_a_resolved_failure_whose_calls_were_pruned_still_says_resolved(site: Site) -> None:
+    with site.memory.store.write() as tx:  # as retention does after a while (both stores' connections)
+        tx._conn.execute("DELETE FROM host_calls")  # type: ignore[attr-defined]  # noqa: SLF001
+    page = re.sub(r"\s+", " ", site.client.get(f"/session?{MAIN_QUERY}").text)
+    row = page[page.index(f'id="slot-{site.seeded.resolved_id}"'):]
+    row = row[: row.index('<li class="row"')]
+    assert "✓ resolved" in row and "the details of that call are no longer kept" in row
+
+
+def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    shop = site.memory.for_project(SHOP)
+
+    def call(tool: str, tool_input: dict[str, str], use: str) -> ToolCall:
+        return ToolCall("hooked", SHOP, tool, tool_input, use)
+
+    build = {"command": "npm run build"}
+    for n in range(3):  # a loop the hooks captured: the anchor archives the three failures
+        on_failure(shop, call("Bash", build, f"b{n}"), "ERROR in ./src/index.ts 12:4 TS2304: Cannot find name 'cfg'.")
+    check = {"command": "mypy shop"}
+    on_failure(shop, call("Bash", check, "m1"), 'shop/cart.py:44: error: Unsupported operand types for + ("Decimal")')
+    history = shop.get_history(session_id="hooked", limit=500).slots
+    anchor = next(s for s in history if s.origin == "anchor")
+    typed = next(s for s in history if (s.raw_log or "").startswith("shop/cart.py:44"))
+    lesson = shop.time_travel(target_timeline_ids=[typed.id], learning="Money is Decimal: never add a float to it.",
+                              raw_log_excerpt="Unsupported operand types", session_id="hooked").constraint_id
+    on_success(shop, call("Edit", {"file_path": "src/index.ts", "old_string": "cfg", "new_string": "config"}, "e1"))
+    on_success(shop, call("Bash", build, "b9"))  # the loop's call passes after one edit
+    on_success(shop, call("Edit", {"file_path": "shop/cart.py", "old_string": "0.1", "new_string": "D('0.1')"}, "e2"))
+    on_success(shop, call("Bash", check, "m9"))  # the lesson's failure passes, after two edits and a command
+    hooked = urlencode({"project": SHOP, "session": "hooked"})
+    timeline = re.sub(r"\s+", " ", site.client.get(f"/session?{hooked}").text)
+    card = timeline[timeline.index(f'id="card-{anchor.id}"'):]
+    card = card[: card.index("</details>")]
+    assert '<span class="badge retired resolved">✓ resolved</span>' in card
+    looped = sorted(s.id for s in history if s.retired_by == anchor.id)
+    assert len(looped) == 3
+    assert (f'A failure it was learned from (<a href="#slot-{looped[-1]}">#{looped[-1]}</a>) was resolved later: '
+            "the same call succeeded at") in card
+    assert "(<code>b9</code>), after 1 change (an edit or a command) in between." in card
+    lesson_card = timeline[timeline.index(f'id="card-{lesson}"'):]
+    lesson_card = lesson_card[: lesson_card.index("</details>")]
+    assert f'(<a href="#slot-{typed.id}">#{typed.id}</a>) was resolved later' in lesson_card
+    assert "(<code>m9</code>), after 3 changes (edits or commands) in between." in lesson_card  # e1, b9, e2
+    steps = re.findall(r'<li[^>]*>(?:<span class="badge tool">(\w+)</span> )?<code>(.*?)</code>', lesson_card)
+    assert [(tool, html.unescape(text)) for tool, text in steps] == [
+        ("", "Edit src/index.ts: -'cfg' +'config'"), ("Bash", "npm run build"),
+        ("", "Edit shop/cart.py: -'0.1' +\"D('0.1')\""), ("passed", "mypy shop")]
+    monkeypatch.setattr(readmodel, "STEPS_SHOWN", 1)  # a long fix: the last changes, and how many came before
+    short = re.sub(r"\s+", " ", site.client.get(f"/session?{hooked}").text)
+    short = short[short.index(f'id="card-{lesson}"'):]
+    short = short[: short.index("</details>")]
+    assert "… 2 earlier change(s)" in short and "Edit src/index.ts" not in short and "Edit shop/cart.py" in short
+    monkeypatch.undo()
+    # Archived by the loop or the lesson, those slots keep their reason: only the card says "resolved".
+    assert timeline.count("✓ resolved") == 2
+    lessons = re.sub(r"\s+", " ", site.client.get(f"/lessons?{hooked}").text)
+    for constraint, use in ((anchor.id, "b9"), (lesson, "m9")):
+        item = lessons[lessons.index(f'id="lesson-{constraint}"'):]
+        item = item[: item.index("</li> <li") if "</li> <li" in item else len(item)]
+        assert "was resolved later: the same call succeeded at" in item and f"<code>{use}</code>" in item
+    # Both are project-wide, so another session of the project sees them too, linked to the failure's own
+    # timeline; of the seeded lessons, only the one learned from a captured failure claims one.
+    main = re.sub(r"\s+", " ", site.client.get(f"/lessons?{MAIN_QUERY}").text)
+    assert main.count("was resolved later") == 3
+    assert "<code>toolu_06alembicpass</code>" in main
+    assert f'session=hooked&amp;before={typed.sequence_order + readmodel.TIMELINE_PAGE // 2}#slot-{typed.id}"' in main
+
+
+def test_the_steps_of_a_resolution_are_shown_as_escaped_text(site: Site) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    shop = site.memory.for_project(SHOP)
+    run = {"command": "node build.js"}
+    on_failure(shop, ToolCall("steps", SHOP, "Bash", run, "h1"), "ReferenceError: render is not defined")
+    on_success(shop, ToolCall("steps", SHOP, "Edit", {"file_path": f"{QUOTE_FILE}", "old_string": "x",
+                                                      "new_string": f"{SCRIPT} {IMG}"}, "h2"))
+    on_success(shop, ToolCall("steps", SHOP, "Bash", run, "h3"))
+    page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "steps"})).text
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page and "&lt;img src=x onerror=" in page
+    assert "<script>window" not in page and not [t for t, _ in elements(page) if t in ("img", "b")]
+    assert html.escape(QUOTE_FILE, quote=True).replace("&quot;", "&#34;").replace("&#x27;", "&#39;") in page
 
 
 def test_lessons_show_scope_type_fires_and_conflicts_and_no_revoke_when_read_only(site: Site) -> None:
@@ -295,11 +414,48 @@ def test_a_foreign_host_header_is_refused_even_with_the_cookie(site: Site, host:
 def test_cross_origin_requests_are_refused(writable: Site) -> None:
     target = writable.seeded.conflict_ids[0]
     form = {"csrf": writable.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
-    for headers in ({"origin": "http://evil.example"}, {"origin": f"http://127.0.0.1:{PORT + 1}"}, {}):
-        response = writable.client.post("/revoke", data=form, headers=headers, follow_redirects=False)
-        assert response.status_code == 403, headers
+    refused = [
+        ({"origin": "http://evil.example"}, "came from http://evil.example"),
+        ({"origin": f"http://127.0.0.1:{PORT + 1}"}, f"came from http://127.0.0.1:{PORT + 1}"),
+        ({"origin": f"https://127.0.0.1:{PORT}"}, "Cross-origin"),
+        ({}, "carried no Origin"),
+        # A sandboxed frame or a data: page of another site: Origin null, the browser says cross-site.
+        ({"origin": "null", "sec-fetch-site": "cross-site"}, "Origin: null"),
+        ({"origin": "null"}, "Origin: null"),
+        ({"origin": "null", "sec-fetch-site": "same-origin"}, "Origin: null"),
+        # A right-looking Origin the browser itself calls foreign (another port of this host is same-site).
+        ({"origin": BASE, "sec-fetch-site": "same-site"}, "same-site page"),
+        ({"origin": BASE, "sec-fetch-site": "cross-site"}, "cross-site page"),
+    ]
+    for headers, why in refused:
+        for accept in ("text/html", "application/json"):
+            response = writable.client.post("/revoke", data=form, headers={**headers, "accept": accept},
+                                            follow_redirects=False)
+            assert response.status_code == 403, headers
+            assert why in response.text, (headers, response.text)
     assert writable.client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+    wrong_host = writable.client.post("/revoke", data=form, headers={"origin": BASE, "host": f"evil.example:{PORT}"})
+    assert wrong_host.status_code == 421
+    rebound = writable.client.post("/revoke", data=form, headers={"origin": f"http://evil.example:{PORT}",
+                                                                  "host": f"evil.example:{PORT}"})
+    assert rebound.status_code == 421
     assert target in _active(writable)
+
+
+def test_a_same_origin_post_as_each_browser_sends_it_is_accepted(writable: Site) -> None:
+    """Chromium, Firefox and Safari send Origin (same-origin referrer policy) and, all three today,
+    Sec-Fetch-Site: same-origin; an older browser sends Origin alone. Each revokes, with the CSRF token."""
+    first, second = writable.seeded.conflict_ids
+    lesson = writable.seeded.lesson_id
+    shapes = [({"origin": BASE, "sec-fetch-site": "same-origin", "sec-fetch-mode": "navigate"}, first),
+              ({"origin": f"http://localhost:{PORT}", "host": f"localhost:{PORT}", "sec-fetch-site": "same-origin",
+                "sec-fetch-mode": "cors"}, second),
+              ({"origin": BASE}, lesson)]
+    for headers, target in shapes:
+        form = {"csrf": writable.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+        response = writable.client.post("/revoke", data=form, headers=headers, follow_redirects=False)
+        assert response.status_code == 303, (headers, response.text)
+        assert target not in _active(writable)
 
 
 def _active(site: Site) -> list[int]:
@@ -339,6 +495,37 @@ def test_revoke_with_allow_write_needs_the_csrf_token_and_uses_the_engine(writab
     assert again.status_code == 404 and f"#{target}" in again.text
 
 
+def test_the_script_s_write_gets_json_saying_what_happened_or_why_not(writable: Site) -> None:
+    target = writable.seeded.conflict_ids[1]
+    form = {"project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    asks_json = {"origin": BASE, "accept": "application/json", "sec-fetch-site": "same-origin"}
+    forged = writable.client.post("/revoke", data={**form, "csrf": "forged"}, headers=asks_json)
+    assert forged.status_code == 403 and forged.json()["ok"] is False
+    assert "CSRF token is missing or wrong" in forged.json()["message"]
+    missing = writable.client.post("/revoke", data=form, headers=asks_json)
+    assert missing.status_code == 403 and "CSRF" in missing.json()["message"]
+    assert target in _active(writable)
+    done = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers=asks_json)
+    assert done.status_code == 200
+    assert done.json() == {"ok": True, "constraint_id": target,
+                           "message": f"Constraint #{target} was revoked (moved to PAST); the model no longer sees it."}
+    assert target not in _active(writable)
+    again = writable.client.post("/revoke", data={**form, "csrf": writable.csrf}, headers=asks_json)
+    assert again.status_code == 404 and again.json()["ok"] is False and f"#{target}" in again.json()["message"]
+    bad = writable.client.post("/revoke", data={**form, "timeline_id": "x", "csrf": writable.csrf}, headers=asks_json)
+    assert bad.status_code == 400 and "timeline_id" in bad.json()["message"]
+    page = writable.client.get(f"/lessons?{MAIN_QUERY}").text
+    assert 'class="revoke write"' in page and 'id="write-status"' in page
+
+
+def test_a_read_only_viewer_refuses_the_script_s_write_too(site: Site) -> None:
+    target = site.seeded.conflict_ids[0]
+    form = {"csrf": site.csrf, "project": SHOP, "session": MAIN, "timeline_id": str(target)}
+    response = site.client.post("/revoke", data=form, headers={"origin": BASE, "accept": "application/json"})
+    assert response.status_code == 403 and "read-only" in response.json()["message"]
+    assert target in _active(site)
+
+
 @pytest.mark.parametrize("path", ["/", f"/session?{MAIN_QUERY}", "/static/viewer.js", "/nowhere"])
 def test_every_response_carries_a_strict_content_security_policy(site: Site, path: str) -> None:
     stranger = TestClient(site.client.app, base_url=BASE)
@@ -348,7 +535,9 @@ def test_every_response_carries_a_strict_content_security_policy(site: Site, pat
         assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["cache-control"] == "no-store"
-        assert response.headers["referrer-policy"] == "no-referrer"
+        # same-origin: a browser sends this viewer's origin on its own POSTs (no-referrer made it "null")
+        # and sends nothing to any other site.
+        assert response.headers["referrer-policy"] == "same-origin"
         assert "access-control-allow-origin" not in response.headers
 
 

@@ -1,7 +1,9 @@
 """A realistic memory for the viewer tests and the README screenshot, with hostile text in it.
 
 Two projects; a session that loops on one error (intercepted), learns lessons (two of them
-conflict, one later revoked) and records tool output that tries to inject markup and script.
+conflict, one later revoked), records tool output that tries to inject markup and script, and has
+failures a host hook captured and then saw resolved (an edit, then the same command passing): one still
+live when it passed (retired as RESOLVED), one the agent had already turned into a lesson.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class Seeded:
     conflict_ids: tuple[int, int]
     hostile_id: int
     revoked_id: int
+    resolved_id: int
+    fixed_lesson_id: int  # a lesson learned from a captured failure that was resolved later
 
 
 def seed(memory: Memory) -> Seeded:
@@ -71,10 +75,56 @@ def seed(memory: Memory) -> Seeded:
     shop.revoke_future(timeline_id=freeze, session_id=MAIN)
     shop.record_state(raw_log="mypy: shop/cart.py:44: error: Unsupported operand types for + (\"Decimal\" and "
                       "\"float\")  [operator]", file_context="shop/cart.py", session_id=MAIN)
+    resolved = resolve_a_failure(shop, MAIN)
+    fixed_lesson = learn_then_resolve(shop, MAIN)
     shop.record_state(raw_log="$ pytest -q\n48 passed in 5.02s", session_id="add-payment-webhook")
     shop.record_state(raw_log=f"{SCRIPT} in a session named with quotes", session_id=HOSTILE_SESSION)
     infra.record_state(raw_log="Error: Invalid provider configuration: region is required", session_id="plan-vpc")
-    return Seeded(anchor, lesson, (first, second), hostile, freeze)
+    return Seeded(anchor, lesson, (first, second), hostile, freeze, resolved, fixed_lesson)
+
+
+REFUND_FAILURE = ("FAILED tests/test_refunds.py::test_partial_refund_rounds_half_up - AssertionError: "
+                  "assert Decimal('9.99') == Decimal('10.00')")
+
+
+def resolve_a_failure(memory: Memory, session: str) -> int:
+    """What a host hook records (Claude Code or Gemini CLI alike): a failing test command, an edit, the same
+    command passing, which retires the failure as RESOLVED. The failure's slot id."""
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    test = {"command": "pytest -q tests/test_refunds.py", "description": "Run the refund tests"}
+    cwd = memory.project
+    on_failure(memory, ToolCall(session, cwd, "Bash", test, "toolu_01refundsfail"), REFUND_FAILURE)
+    on_success(memory, ToolCall(session, cwd, "Edit", {
+        "file_path": "shop/refunds.py", "old_string": "amount.quantize(CENTS)",
+        "new_string": "amount.quantize(CENTS, rounding=ROUND_HALF_UP)"}, "toolu_02refundsedit"))
+    on_success(memory, ToolCall(session, cwd, "Bash", test, "toolu_03refundspass"))
+    history = memory.get_history(session_id=session, limit=500).slots
+    return next(s.id for s in history if s.raw_log == REFUND_FAILURE)
+
+
+MIGRATION_FAILURE = ("alembic.util.exc.CommandError: Multiple head revisions are present for given argument "
+                     "'head'; please specify a specific target revision, '<branchname>@head' to narrow to a "
+                     "specific head, or 'heads' for all heads")
+
+
+def learn_then_resolve(memory: Memory, session: str) -> int:
+    """A captured failure the agent turns into a lesson (vlk_time_travel), then fixes: the same command
+    passes once the two heads are merged. The lesson's id."""
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    upgrade = {"command": "alembic upgrade head"}
+    cwd = memory.project
+    on_failure(memory, ToolCall(session, cwd, "Bash", upgrade, "toolu_04alembicfail"), MIGRATION_FAILURE)
+    failed = next(s.id for s in memory.get_history(session_id=session, limit=500).slots if s.raw_log == MIGRATION_FAILURE)
+    lesson = memory.time_travel(
+        target_timeline_ids=[failed], learning="After a pull that adds migrations, run `alembic merge heads` "
+        "before `alembic upgrade head`.", raw_log_excerpt="Multiple head revisions are present",
+        session_id=session).constraint_id
+    on_success(memory, ToolCall(session, cwd, "Bash", {"command": "alembic merge heads -m 'merge refunds'"},
+                                "toolu_05alembicmerge"))
+    on_success(memory, ToolCall(session, cwd, "Bash", upgrade, "toolu_06alembicpass"))
+    return lesson
 
 
 HISTORY_ERRORS = (
@@ -103,7 +153,8 @@ def seed_history(memory: Memory, sessions: int = 10) -> None:
 
 
 def spread_over_days(db_path: str, days: float = 3.0) -> None:
-    """Back-date an SQLite file's rows evenly over the last `days` days, in id order (for the pictures)."""
+    """Back-date an SQLite file's rows evenly over the last `days` days, in id order, and the hooks' calls
+    with them (for the pictures)."""
     import sqlite3
     from datetime import datetime, timedelta
 
@@ -114,3 +165,20 @@ def spread_over_days(db_path: str, days: float = 3.0) -> None:
             moment = now - timedelta(days=days) * (1 - index / max(len(ids) - 1, 1))
             conn.execute("UPDATE agent_timeline SET created_at = ? WHERE id = ?",
                          (moment.strftime("%Y-%m-%d %H:%M:%S"), slot))
+        # The hooks' calls follow: a capture at its slot's time; any other call 40 seconds after the newest slot
+        # of its session written before it (those older than the next capture) or the call before, if later.
+        slots = {i: (t, p, s, datetime.strptime(c, "%Y-%m-%d %H:%M:%S")) for i, t, p, s, c in conn.execute(
+            "SELECT id, tenant, project, session_id, created_at FROM agent_timeline")}
+        calls = conn.execute("SELECT id, tenant, project, session_id, slot_id FROM host_calls ORDER BY id").fetchall()
+        at = None
+        for index, (call, tenant, project, session, slot_id) in enumerate(calls):
+            if slot_id is not None:
+                at = slots[slot_id][3]
+            else:
+                bound = min((c[4] for c in calls[index + 1:] if c[4] is not None), default=None)
+                base = max((when for i, (t, p, s, when) in slots.items() if (t, p, s) == (tenant, project, session)
+                            and (bound is None or i < bound)), default=now)
+                at = max(base, at or base) + timedelta(seconds=40)
+            conn.execute("UPDATE host_calls SET created_at = ? WHERE id = ?",
+                         (at.strftime("%Y-%m-%d %H:%M:%S.000"), call))
+

@@ -2,7 +2,7 @@
 
 Fixes defect 11: every group that reached the threshold is mitigated, in a deterministic order.
 Which slots are the same error is decided by ``fingerprint.group`` alone (exact text, shared
-keys, then similarity among unanchored lines), the function ``bench/grouping.py`` measures.
+keys, then positions the batch shows to be parameters), the function ``bench/grouping.py`` measures.
 """
 
 from __future__ import annotations
@@ -71,10 +71,7 @@ def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
     recorded = [s for s in slots if s.raw_log is not None]
     if len(recorded) < threshold:
         return []
-    # stable=threshold: two groups that are loops on their own are never joined by similarity
-    labels = group(
-        [s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded], stable=threshold
-    )
+    labels = group([s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded])
     members: dict[int, list[Slot]] = {}
     for label, slot in zip(labels, recorded, strict=True):
         members.setdefault(label, []).append(slot)

@@ -122,6 +122,9 @@ class HostCall:
     slot_id: int | None  # the PRESENT slot a failure was recorded as
     claimed: bool  # a model's vlk_record_state of the same error was folded into this capture
     created_at: str
+    tool: str | None = None  # the host's tool name (None on rows written before schema 6)
+    target: str | None = None  # what the call acts on: the file of an edit or read, the program of a command
+    summary: str | None = None  # a compact, redacted account of what ran (a command, an edit's diff), capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,9 @@ class NewHostCall:
     call_key: str
     outcome: str
     changes_state: bool = False
+    tool: str | None = None
+    target: str | None = None
+    summary: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

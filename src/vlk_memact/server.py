@@ -26,7 +26,8 @@ from pydantic import Field
 
 from . import render
 from .engine import Memory
-from .errors import VlkError
+from .errors import InvalidInput, VlkError
+from .hosts.failures import non_failure
 from .model import (
     ContextView,
     HistoryResult,
@@ -298,11 +299,16 @@ def build_server(root: Memory) -> MCPServer:
         """Record an error, failed command, test failure or observation in memory as a PRESENT slot. Call it
         after every failure, before vlk_fetch_context. The result gives the timeline id the other tools
         take, warns when the same error repeats (a loop) and recalls the lesson if it was seen before."""
-        result = _call(
-            lambda: memory.record_state(
+        def record() -> Any:
+            kind = non_failure(raw_log) if isinstance(raw_log, str) else None
+            if kind is not None:  # one classifier for every path (hosts/failures.py)
+                raise InvalidInput(f"raw_log is a {kind} of the host, not a failure of the task: not recorded "
+                                   "(it would become a loop or a lesson about nothing the agent did)")
+            return memory.record_state(
                 raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
             )
-        )
+
+        result = _call(record)
         return _result(render.record_text(result), render.record_view(result))
 
     for tool in server._tool_manager.list_tools():  # noqa: SLF001

@@ -6,8 +6,9 @@ anchors first (error codes, exception classes, test names, HTTP statuses) and ke
 verbatim, then mask the volatile rest of the message (timestamps, ids, numbers, paths,
 addresses) so a changed line number, temp dir or pid does not split the group.
 
-``group(texts)`` turns a session's outputs into group labels: equal keys, then Drain-style
-similarity among lines no family recognised (``grouping.py``); the loop detector runs exactly it.
+``group(texts)`` turns a session's outputs into group labels: equal keys, then the token positions
+the batch itself shows to be parameters among lines no family recognised (``grouping.py``); the loop
+detector runs exactly it.
 
 The module is pure and stdlib-only. It never raises on any ``str`` and its work is bounded:
 only a head and a tail window of the input are looked at and every regex is linear-time.

@@ -1,22 +1,28 @@
-"""Group a session's outputs: equal keys first, then Drain-style similarity among unanchored lines.
+"""Group a session's outputs: equal keys first, then token positions the batch shows to be parameters.
 
 ``group(texts)`` is what the loop detector applies to a session's PRESENT slots and what
 ``bench/grouping.py`` measures. Stage 1 joins records that share their exact text or a
 fingerprint key (union-find). Stage 2 handles what no mask can: a word that is a parameter (a
-user, host, service or process name). Among records that no family recognised (kind
-``fallback``: no error code, exception class or HTTP status anchors them) whose masked keys have
-the same number of tokens, the first record of each stage-1 group joins the most similar earlier
-template when Drain's simSeq (equal positions / length; He et al., ICWS'17) reaches
-``SIMILARITY``; the template's differing positions become parameters.
+user, host, service or process name). It learns which positions vary from the records themselves,
+not from rules per log format: among records that no family recognised (kind ``fallback``: no
+error code, exception class or HTTP status anchors them) whose masked keys have the same number of
+tokens, a position is a parameter for the records that agree on every other position when they
+show at least ``VARIANTS`` different values there and the positions they agree on hold at least
+``AGREE`` tokens that are not placeholders (evidence of a shared template, not of a shared header).
+The found position becomes a wildcard in their template and the pass repeats, so a template with
+two parameters is learned one position at a time (the idea of Brain's longest common pattern and
+of Logram's n-gram counts, in its simplest exact form: a parameter is what varies while the rest is
+the same).
 
-Precision guards, each a reason two records are different errors whatever their similarity:
-lines of different length never join; a differing position never holds an anchor (error code,
-exception class, errno or signal name, CONSTANT_CASE code, log severity, the digest of a key's cut
-tail) nor two plain words for the same ``key=`` field (``user=root``/``user=guest``: a category, not a free parameter); keys
-shorter than ``MIN_TOKENS`` never join; and two groups that each have ``STABLE`` records or more
-never join (each is a loop by itself already, so joining them gains nothing and risks hiding a real
-difference; the engine passes its loop threshold). ``SIMILARITY`` and ``MIN_TOKENS`` were chosen
-leave-one-system-out on the eight development log sets (``bench/grouping.py``).
+Precision guards, each a reason two records are different errors whatever the batch says: a
+position never becomes a parameter when one of its values is an anchor (error code, exception
+class, errno or signal name, CONSTANT_CASE code, log severity, the digest of a key's cut tail);
+records of different length never join; anchored records join only by equal keys; and when
+``KEY_FIELDS`` is on, plain words of one ``key=`` field are categories (``user=root``/``user=guest``),
+not parameters. Two records that differ in one word never join on their own: it takes
+``VARIANTS`` different values agreeing elsewhere. ``VARIANTS``, ``AGREE`` and ``KEY_FIELDS`` were
+chosen leave-one-system-out on the eight development log sets (``bench/grouping.py``); one
+parameter set serves every input.
 
 General value classes and the independent sources that justify each. No rule is written for one
 source: "dev" counts loghub-dev Content lines holding the class, "agent" the failed steps of
@@ -37,7 +43,7 @@ trajectories-dev holding it (of 307), "corpus" tests/data/fingerprint_corpus.jso
 | bound on a value ``<1 sec``, ``time<1ms`` (log)      | Proxifier and Windows ``ping`` output formats          |
 | empty value ``()``, ``[]``, ``""`` (log)             | dev Linux 617; agent 63 (``got []``)                  |
 | dot leader ``label.....value`` is a separator (log)  | dev BGL 79; agent 26; autoconf ``checking x... yes``  |
-| word parameter: token position similarity (stage 2)  | dev Linux, Spark, Zookeeper, BGL; OpenSSH user names  |
+| word parameter: varies where the rest agrees (st. 2) | learned per batch; user, host, service names           |
 | kept verbatim: error codes, exception classes,       | corpus (rustc, tsc, flake8, errno, JS codes); Oracle  |
 | errno, CONSTANT_CASE, severities (anchors)           | ``ORA-``, Windows ``CBS_E_*``, raw lines' levels       |
 
@@ -51,30 +57,31 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from . import fingerprint as _fingerprint_text
 from .core import _CODE, Fingerprint
 
-#: Fraction of token positions that must agree for an unanchored line to join a group.
-SIMILARITY = 0.85
-#: Keys with fewer tokens are only grouped by equality.
-MIN_TOKENS = 6
-#: Two groups that both have at least this many records are not joined by similarity.
-STABLE = 3
+#: Different values a position must show, among records that agree elsewhere, to be a parameter.
+VARIANTS = 3
+#: Non-placeholder tokens the records must agree on besides that position.
+AGREE = 4
+#: Plain words after one ``key=`` are categories, never parameters.
+KEY_FIELDS = True
+#: Passes over the positions of one length (each pass can turn one more position into a wildcard).
+_ROUNDS = 4
 
-_SIMILAR_KINDS = frozenset({"fallback"})
+_VARYING_KINDS = frozenset({"fallback"})
 _ANCHOR_TOKEN = re.compile(  # the codes _mask_log keeps verbatim, exception classes, errno/signal names, severities
     rf"(?<![\w$])(?:{_CODE}|[A-Z]\w*(?:Error|Exception|Warning)|E[A-Z]{{3,}}|SIG[A-Z]{{2,}}"
     r"|TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL|ALERT|EMERG)"
     r"(?![\w$])"
 )
-
-
 _CUT = re.compile(r"~[0-9a-f]{8}$")  # the digest that ends a key cut at its cap: the unseen rest differs
+_PLACEHOLDER = "<*>"
+
+Template = tuple[str | None, ...]  # a key's tokens; None = a position learned to be a parameter
 
 
 def _find(parent: list[int], i: int) -> int:
@@ -92,19 +99,7 @@ def _union(parent: list[int], a: int, b: int) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def _is_anchor(token: str) -> bool:
-    return _ANCHOR_TOKEN.search(token) is not None
-
-
-def _conflict(a: str, b: str) -> bool:
-    """Differing tokens that name different things: an anchor, or another word for the same field.
-
-    A plain word after ``key=`` is a category (``level=error``, ``state=open``, ``user=root``),
-    not a free parameter: masking leaves it, and similarity must not erase it either.
-    """
-    if _is_anchor(a) or _is_anchor(b) or _CUT.search(a) or _CUT.search(b):
-        return True
-    key_a, eq_a, _ = a.partition("=")
-    return bool(eq_a) and key_a == b.partition("=")[0] and "=" in b
+    return _ANCHOR_TOKEN.search(token) is not None or _CUT.search(token) is not None
 
 
 def _join_by_keys(texts: Sequence[str], fps: Sequence[Fingerprint], parent: list[int]) -> None:
@@ -117,82 +112,107 @@ def _join_by_keys(texts: Sequence[str], fps: Sequence[Fingerprint], parent: list
                 _union(parent, index, first)
 
 
-def _similarity(template: list[str | None], tokens: list[str]) -> float:
-    """Drain's simSeq: equal positions / length (learned parameter positions do not count as equal).
-
-    -1 when a differing position names different things (see ``_conflict``).
-    """
-    equal = 0
-    for known, token in zip(template, tokens, strict=True):
-        if known == token:
-            equal += 1
-        elif known is not None and _conflict(known, token):
-            return -1.0
-    return equal / len(tokens)
+def _categories(values: set[str]) -> bool:
+    """Plain words of one ``key=`` field (``level=error``, ``state=open``): a category, not a free value."""
+    fields = set()
+    for value in values:
+        key, eq, rest = value.partition("=")
+        if not eq or _PLACEHOLDER in rest:
+            return False
+        fields.add(key)
+    return len(fields) == 1
 
 
-@dataclass(slots=True)
-class _Cluster:
-    """A stage-2 cluster: its first group, its template (None = parameter), its records so far."""
+def _parameter(values: set[str], variants: int, key_fields: bool) -> bool:
+    """Enough different values, none of them an anchor (merging two codes is the worse mistake)."""
+    if len(values) < variants:
+        return False
+    for value in values:
+        if _is_anchor(value):
+            return False
+    return not (key_fields and _categories(values))
 
-    order: int
-    root: int
-    template: list[str | None]
-    size: int
+
+def _rare(template: Template, counts: list[dict[str | None, int]], variants: int) -> tuple[int, ...]:
+    """Positions whose token fewer than ``variants`` templates share (None, a learned wildcard, never counts)."""
+    return tuple(
+        k for k, token in enumerate(template) if token is not None and counts[k].get(token, variants) < variants
+    )
 
 
-def _join_similar(
-    fps: Sequence[Fingerprint], parent: list[int], similarity: float, min_tokens: int, stable: int
+def _file(template: Template, rare: tuple[int, ...], anywhere: list[Template], only: dict[int, list[Template]]) -> None:
+    """Where a template can still learn a parameter: anywhere, at its one rare position, or nowhere."""
+    if not rare:
+        anywhere.append(template)
+    elif len(rare) == 1:
+        only.setdefault(rare[0], []).append(template)
+
+
+def _learn_positions(
+    templates: dict[Template, int], parent: list[int], variants: int, agree: int, key_fields: bool
 ) -> None:
-    """Stage 2: Drain's online clustering over the first record of each stage-1 group, in input order.
+    """Stage 2 on the templates of one length (each with its first record): see the module docstring.
 
-    Two groups that each repeat ``stable`` times or more are never joined: each is a loop on its own
-    already, so joining them gains nothing and risks hiding a real difference (``opened``/``closed``).
-    Candidates come from an index of (length, position, token): only clusters that can share enough
-    positions with a record are compared, so many distinct lines of one length stay cheap.
+    Pruning that changes no result: a template joins ``variants`` others that agree on every position but
+    ``j`` only if each of its other tokens is shared by ``variants`` templates, so a template with two rare
+    positions is skipped, and one with a single rare position is tried only there. Counts taken at the start
+    of a pass only fall during it (joined templates leave), so they stay a valid bound.
     """
-    sizes: dict[int, int] = {}
-    for index in range(len(fps)):
-        root = _find(parent, index)
-        sizes[root] = sizes.get(root, 0) + 1
-    postings: dict[tuple[int, int, str], list[_Cluster]] = {}
-    clusters: list[_Cluster] = []
-    seen: set[int] = set()
+    width = len(next(iter(templates)))
+    for _ in range(_ROUNDS):
+        counts: list[dict[str | None, int]] = [{} for _ in range(width)]
+        for template in templates:
+            for k, token in enumerate(template):
+                counts[k][token] = counts[k].get(token, 0) + 1
+        anywhere: list[Template] = []  # templates that may vary at any position
+        only: dict[int, list[Template]] = {}  # templates that may vary only at one position
+        for template in templates:
+            _file(template, _rare(template, counts, variants), anywhere, only)
+        changed = False
+        for j in range(width):
+            rests: dict[Template, list[Template]] = {}
+            for template in (*anywhere, *only.get(j, ())):  # each template is filed once per pass
+                if template[j] is not None and template in templates:
+                    rests.setdefault(template[:j] + template[j + 1 :], []).append(template)
+            for rest, members in rests.items():
+                if len(members) < variants:
+                    continue
+                if sum(1 for t in rest if t is not None and _PLACEHOLDER not in t) < agree:
+                    continue
+                if not _parameter({t[j] for t in members}, variants, key_fields):  # type: ignore[misc]
+                    continue
+                merged = rest[:j] + (None,) + rest[j:]
+                root = templates.get(merged)
+                if root is None:
+                    _file(merged, _rare(merged, counts, variants), anywhere, only)
+                for template in members:
+                    index = templates.pop(template)
+                    if root is None:
+                        root = index
+                    else:
+                        _union(parent, root, index)
+                templates[merged] = root  # type: ignore[assignment]
+                changed = True
+        if not changed:
+            return
+
+
+def _join_varying(
+    fps: Sequence[Fingerprint], parent: list[int], variants: int, agree: int, key_fields: bool
+) -> None:
+    """Stage 2: bucket unanchored keys by token count, then learn their parameter positions."""
+    buckets: dict[int, dict[Template, int]] = {}
     for index, fp in enumerate(fps):
-        root = _find(parent, index)
-        if root in seen or fp.kind not in _SIMILAR_KINDS:
+        if fp.kind not in _VARYING_KINDS:
             continue
-        seen.add(root)
-        tokens = fp.key.split(":", 1)[-1].split(" ")
-        size, length = sizes[root], len(tokens)
-        if length < min_tokens:
-            continue
-        # Pigeonhole: a cluster with at least `need` equal positions shares a token with the record in
-        # any `length - need + 1` positions, so the rarest ones give every candidate.
-        need = math.ceil(similarity * length - 1e-9)
-        lists = sorted((postings.get((length, i, t), ()) for i, t in enumerate(tokens)), key=len)
-        candidates = sorted({c.order for found in lists[: max(1, length - need + 1)] for c in found})
-        best: _Cluster | None = None
-        best_score = similarity - 1e-9  # the first cluster at the threshold, then only a better one
-        for order in candidates:
-            cluster = clusters[order]
-            if size >= stable and cluster.size >= stable:
-                continue
-            score = _similarity(cluster.template, tokens)
-            if score > best_score:
-                best, best_score = cluster, score
-        if best is None:
-            cluster = _Cluster(len(clusters), root, list(tokens), size)
-            clusters.append(cluster)
-            for position, token in enumerate(tokens):
-                postings.setdefault((length, position, token), []).append(cluster)
-            continue
-        template = best.template
-        for i, token in enumerate(tokens):
-            if template[i] is not None and template[i] != token:
-                template[i] = None  # its postings go stale; _similarity checks the template itself
-        best.size += size
-        _union(parent, best.root, root)
+        tokens: Template = tuple(fp.key.split(":", 1)[-1].split(" "))
+        bucket = buckets.setdefault(len(tokens), {})
+        first = bucket.setdefault(tokens, index)
+        if first != index:
+            _union(parent, first, index)
+    for templates in buckets.values():
+        if len(templates) >= variants:
+            _learn_positions(templates, parent, variants, agree, key_fields)
 
 
 def _labels(parent: list[int]) -> list[int]:
@@ -205,14 +225,15 @@ def group(
     texts: Sequence[str],
     *,
     fingerprints: Sequence[Fingerprint] | None = None,
-    similarity: float = SIMILARITY,
-    min_tokens: int = MIN_TOKENS,
-    stable: int = STABLE,
+    variants: int = VARIANTS,
+    agree: int = AGREE,
+    key_fields: bool = KEY_FIELDS,
 ) -> list[int]:
     """One label per text (equal labels = the same error). Deterministic for a given order; never raises.
 
     ``fingerprints`` are the texts' fingerprints when the caller already has them (the engine
     stores them per slot); they must be ``fingerprint(text)`` of the current version.
+    ``variants=0`` switches stage 2 off (keys only).
     """
     clean = [t if isinstance(t, str) else str(t) for t in texts]
     try:
@@ -221,8 +242,8 @@ def group(
             fps = [_fingerprint_text(t) for t in clean]
         parent = list(range(len(clean)))
         _join_by_keys(clean, fps, parent)
-        if similarity <= 1.0:
-            _join_similar(fps, parent, similarity, min_tokens, stable)
+        if variants >= 2:
+            _join_varying(fps, parent, variants, agree, key_fields)
         return _labels(parent)
     except Exception:  # a defect here must degrade grouping to exact text, never break the pipeline
         dense: dict[str, int] = {}

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..model import NewHostCall, Origin, Retired, SessionKey, Slot, TemporalState
-from . import guard, inject
+from . import failures as failure_kinds
+from . import guard, inject, read_only, steps
 
 if TYPE_CHECKING:
     from ..engine import Memory
     from ..store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
-FILE_FIELDS = ("file_path", "notebook_path", "path")
+FILE_FIELDS = steps.FILE_FIELDS
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
 FAILURES_LOOKED_AT = 50
 EVENTS_LOOKED_AT = 200
@@ -35,6 +36,7 @@ class ToolCall:
     tool_use_id: str | None
     edit_tools: Collection[str] = guard.EDIT_TOOLS
     shell_tools: Collection[str] = guard.SHELL_TOOLS
+    read_tools: Collection[str] = guard.READ_TOOLS
     ignored_fields: Mapping[str, Collection[str]] = field(default_factory=lambda: guard.IGNORED_FIELDS)
 
     @property
@@ -43,11 +45,34 @@ class ToolCall:
 
     @property
     def changes_state(self) -> bool:
-        return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools, self.tool_input)
+        return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools, self.tool_input,
+                                   self.read_tools)
+
+    @property
+    def changes_before_failing(self) -> bool:
+        """A failed shell command line whose earlier commands wrote (`sed -i f && pytest`): the guard counts it
+        as a change, since the write happened whatever failed after it."""
+        if self.tool_name not in self.shell_tools:
+            return False
+        command = steps.command_of(self.tool_input)
+        return command is not None and read_only.may_change_before_failing(command)
 
     @property
     def described(self) -> str:
         return inject.describe_call(self.tool_name, self.tool_input)
+
+    @property
+    def target(self) -> str | None:
+        return steps.target_of(self.tool_name, self.tool_input, self.shell_tools)
+
+    @property
+    def summary(self) -> str:
+        return steps.summary_of(self.tool_name, self.tool_input, self.shell_tools, self.edit_tools)
+
+    def host_call(self, outcome: str, changes_state: bool = False) -> NewHostCall:
+        """The row a hook stores for this call: its identity, outcome, tool, target and summary."""
+        return NewHostCall(self.tool_use_id, self.key, outcome, changes_state, self.tool_name, self.target,
+                           self.summary)
 
 
 @dataclass(frozen=True)
@@ -69,12 +94,7 @@ def is_own_tool(tool_name: str) -> bool:
 
 def file_context(tool_input: Any, cwd: str | None) -> str | None:
     """The file the call was about (Edit, Write, Read, ...), else the working directory of the command."""
-    if isinstance(tool_input, Mapping):
-        for name in FILE_FIELDS:
-            value = tool_input.get(name)
-            if isinstance(value, str) and value.strip():
-                return value
-    return cwd or None
+    return steps.file_of(tool_input) or cwd or None
 
 
 def tool_payload(call: ToolCall, max_chars: int) -> dict[str, Any]:
@@ -116,13 +136,15 @@ def _remember_injected(memory: Memory, key: SessionKey, items: Collection[str]) 
 def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     """Record the failure (once per tool_use_id), run the pipeline, and say what the model should know:
     a loop intercepted now, a lesson recalled, or the same error live again. Otherwise nothing."""
+    if failure_kinds.non_failure(error):
+        return None  # a host refusal (input check, permission, sibling, interrupt): not the agent's failure
     text = (error or "").strip() or f"{call.tool_name} failed without an error message"
     record = memory.record_state(
         raw_log=text,
         file_context=file_context(call.tool_input, call.cwd),
         tool_payload=tool_payload(call, memory.settings.max_field_chars),
         session_id=call.session_id,
-        host_call=NewHostCall(call.tool_use_id, call.key, "failure", False),
+        host_call=call.host_call("failure", call.changes_before_failing),
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
@@ -134,8 +156,11 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
         loop = mine[0]
         with memory.store.read() as tx:
             anchors = tx.slots_by_id(key, [loop.anchor_id])
+            calls = _calls_of(tx.slots_by_id(key, loop.archived_ids), call.ignored_fields)
         _remember_injected(memory, key, [f"c:{loop.anchor_id}"])
-        return inject.loop_text(call.described, loop, anchors[0] if anchors else None, mode)
+        return inject.loop_text(call.described, loop, anchors[0] if anchors else None, mode,
+                                [d for _, d in calls], sum(k == call.key for k, _ in calls),
+                                memory.settings.loop_threshold)
     if record.recalled:
         wanted = [r.constraint_id for r in record.recalled]
         with memory.store.read() as tx:
@@ -154,21 +179,42 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     the same call: the fix worked, the stale error leaves the context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
+    target = call.target
     with memory.store.read() as tx:
-        # Nothing failed in this session (or, for a read, this call never failed): a success changes nothing
-        # the guard or resolution will ever look at, so nothing is written (no fsync on every tool call).
-        if not tx.host_calls(key, call_key=None if changes else call.key, outcome="failure", limit=1):
+        # Nothing failed in this session (or, for a read, neither this call nor a call on its file failed): a
+        # success changes nothing the guard or resolution will ever look at, so nothing is written (no fsync
+        # on every tool call).
+        if not changes and not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1) and not (
+                target and tx.host_calls(key, target=target, outcome="failure", limit=1)):
+            return
+        if changes and not tx.host_calls(key, outcome="failure", limit=1):
             return
     with memory.store.write() as tx:
         failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
                                  limit=FAILURES_LOOKED_AT)
-        if not failures and not changes:
-            return
-        tx.add_host_call(key, NewHostCall(call.tool_use_id, call.key, "success", changes), None)
+        tx.add_host_call(key, call.host_call("success", changes), None)
         ids = [f.slot_id for f in failures if f.slot_id is not None]
         live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
         if live:
             tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
+
+
+def _calls_of(slots: list[Slot], ignored: Mapping[str, Collection[str]]) -> list[tuple[str | None, str]]:
+    """(call key, description) of the call each looped failure came from, as its tool_payload recorded it
+    (None and "a recorded error" for a failure the model recorded itself)."""
+    found: list[tuple[str | None, str]] = []
+    for slot in slots:
+        try:
+            payload = json.loads(slot.tool_payload) if slot.tool_payload else None
+        except ValueError:
+            payload = None
+        tool = payload.get("tool") if isinstance(payload, dict) else None
+        if isinstance(tool, str) and tool:
+            tool_input = payload.get("input")
+            found.append((guard.call_key(tool, tool_input, ignored), inject.describe_call(tool, tool_input)))
+        else:
+            found.append((None, "a recorded error"))
+    return found
 
 
 def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot | None:
@@ -182,29 +228,61 @@ def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot
     return next((c for c in candidates if c.id in by), candidates[-1])
 
 
-def before_call(memory: Memory, call: ToolCall) -> GuardResult:
-    """The guard: deny an unchanged repeat of a looping call, warn when something changed since."""
+def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warning: bool = True) -> GuardResult:
+    """The guard: deny an unchanged repeat of a call that itself kept failing with one error; warn (once)
+    when something changed since, or when only its error is looped.
+
+    fix: what fixed this error before, when fix memory knows it (a line the denial offers as "instead").
+    say_warning: False when the host cannot show a warning at this point (Gemini CLI's BeforeTool): a WARN is
+    then returned without counting as said, so the event that can carry it still gets it.
+    """
     mode = memory.settings.hook_guard
     if mode == "off":
         return GuardResult(guard.NONE)
     key = _session(memory, call.session_id)
+    threshold = memory.settings.loop_threshold
     with memory.store.read() as tx:
-        failures = tx.host_calls(key, call_key=call.key, outcome="failure", newest_first=True,
-                                 limit=FAILURES_LOOKED_AT)
-        if not failures:
+        history = tx.host_calls(key, call_key=call.key, newest_first=True, limit=FAILURES_LOOKED_AT)
+        run = []  # this call's failures since it last worked, newest first
+        for row in history:
+            if row.outcome == "success":
+                break
+            if row.outcome == "failure":
+                run.append(row)
+        if not run:
             return GuardResult(guard.NONE)
-        ids = [f.slot_id for f in failures if f.slot_id is not None]
-        looped = [s for s in tx.slots_by_id(key, ids) if s.retired_reason is Retired.LOOP]
+        slots = {s.id: s for s in tx.slots_by_id(key, [f.slot_id for f in run if f.slot_id is not None])}
+        newest = slots.get(run[0].slot_id) if run[0].slot_id is not None else None
+        if newest is None:
+            return GuardResult(guard.NONE)
+        same = [slots[f.slot_id] for f in run if f.slot_id in slots
+                and _same_error(slots[f.slot_id], newest)]
+        looped = [s for s in same if s.retired_reason is Retired.LOOP]
         anchor = _active_anchor(tx, key, looped) if looped else None
         if anchor is None:
             return GuardResult(guard.NONE)
-        since = tx.host_calls(key, after_id=failures[0].id, limit=EVENTS_LOOKED_AT)
-    events = [guard.CallEvent(e.call_key, e.outcome, e.changes_state) for e in since]
-    action = guard.decide(mode, call.key, True, events)
+        since = tx.host_calls(key, after_id=run[0].id, limit=EVENTS_LOOKED_AT)
+        warned = f"w:{anchor.id}:{call.key}" in tx.injected(key)
+    events = [guard.CallEvent(e.call_key, e.outcome, e.changes_state, e.target) for e in since]
+    edit_target = call.target if call.tool_name in call.edit_tools else None
+    action = guard.decide(mode, call.key, True, events, own_failures=len(same), threshold=threshold,
+                          specific=not failure_kinds.is_generic(newest.raw_log), edit_target=edit_target)
     if action == guard.DENY:
-        return GuardResult(action, inject.deny_reason(call.described, anchor, len(failures)), anchor.id)
-    if action == guard.WARN:
-        _remember_injected(memory, key, [f"c:{anchor.id}"])
-        return GuardResult(action, inject.warn_text(call.described, anchor, guard.changed_since(call.key, events)),
+        return GuardResult(action, inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix),
                            anchor.id)
+    if action == guard.WARN and not warned:
+        if say_warning:
+            _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])
+        if len(same) < threshold:
+            text = inject.shared_error_text(call.described, anchor, len(same))
+        else:
+            text = inject.warn_text(call.described, anchor, guard.changed_since(call.key, events, edit_target))
+        return GuardResult(action, text, anchor.id)
     return GuardResult(guard.NONE)
+
+
+def _same_error(slot: Slot, newest: Slot) -> bool:
+    """One error fingerprint: the same stored fingerprint, or (no fingerprint) the same text."""
+    if slot.fingerprint and newest.fingerprint:
+        return slot.fingerprint == newest.fingerprint
+    return (slot.raw_log or "").strip() == (newest.raw_log or "").strip()

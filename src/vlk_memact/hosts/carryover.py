@@ -4,15 +4,27 @@ SessionStart injects the project's and the global lessons (and, after a resume o
 session's own constraints and live errors) within VLK_HOOK_CONTEXT_TOKENS. A prompt injects only what
 changed since the last injection in the session (a new constraint, a new conflict): never the same
 text twice (the duplicated-injection complaint of other memory hooks).
+
+Across sessions a loop is carried as what happened, never as the in-session order of its anchor
+("CURRENT STRATEGY EXHAUSTED ... change approach": right in the session it stopped, false in next week's,
+issue 20): which call failed, how often, with what error, in which session, whether it was resolved, and
+what fixed it when fix memory knows. Errors that name nothing (a bare "Error", "File does not exist.", a
+syntax error of different code) and host refusals (hosts/failures.py) are not carried. Facts are ranked
+unresolved first, then recurring across sessions, then by occurrences and recency.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..inputs import MAX_CONTEXT_TOKENS
 from ..model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
-from . import inject
+from ..quoting import quoted_line
+from ..render import CHARS_PER_TOKEN, estimate_tokens
+from . import capture, failures, guard, inject
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -27,6 +39,22 @@ HEADINGS = {
     "compact": "this session's memory, carried over the compaction (lessons and errors still live):",
 }
 UPDATE_HEADING = "new in this session's memory since the last note:"
+FACTS_HEADING = "what happened in earlier sessions of this project (facts recorded by vlk-memact):"
+EXPAND_DEPTH = 4  # consolidations of consolidations, followed this deep
+SESSIONS_CHECKED = 6  # resolution looked up in at most this many (session, call) pairs per loop
+FACT_ERROR_CHARS = 160  # the error of a carried loop: enough to recognise it, short enough for many facts
+_SYNTAX = re.compile(r"(?i)syntax ?error|invalid syntax|unexpected (?:token|indent|EOF)|parse error")
+# Fix memory (issue 21) answers "what fixed this error?" for an anchor; None until it is wired.
+FixLookup = Callable[[Slot], "str | None"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One line a new session hears, and how much it is likely to matter."""
+
+    rank: tuple[int, int, int, int]
+    text: str
+    constraint_id: int
 
 
 def _items(constraints: list[Slot], conflicts: list[ConflictView]) -> list[str]:
@@ -46,23 +74,139 @@ def _ranked(memory: Memory, session_id: str) -> tuple[SessionKey, list[Slot], li
     return key, constraints, list(context.conflicts), present
 
 
-def session_start(memory: Memory, session_id: str, source: str) -> str | None:
-    """The context a session starts (or restarts) with; None when there is nothing to carry."""
+def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup | None = None) -> str | None:
+    """The context a session starts (or restarts) with; None when there is nothing to carry.
+
+    fixes: what fixed an anchor's error, from fix memory (issue 21); its line is added to the fact."""
     key, constraints, conflicts, present = _ranked(memory, session_id)
     if source not in CONTINUED:
-        # A fresh start: the project's and global lessons, not a previous run's session-only notes.
+        # A fresh start: what earlier sessions of the project (and global lessons) established, as facts.
         constraints = [c for c in constraints if c.scope in (Scope.PROJECT, Scope.GLOBAL)]
-        present = []
-        shown_ids = {c.id for c in constraints}
-        conflicts = [c for c in conflicts if c.first_id in shown_ids and c.second_id in shown_ids]
+        text = _facts_text(memory, key, constraints, fixes)
+        with memory.store.write() as tx:
+            # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
+            # and is not pushed by the next prompt.
+            tx.set_injected(key, _items(constraints, conflicts))
+        return text
+    own = [c for c in constraints if c.session_id == key.session or not _quotes_a_refusal(c)]
     text, shown, _ = inject.context_text(
-        HEADINGS.get(source, HEADINGS["startup"]), constraints, conflicts, present, key.session,
+        HEADINGS.get(source, HEADINGS["startup"]), own, conflicts, present, key.session,
         memory.settings.hook_context_tokens,
     )
     with memory.store.write() as tx:
-        # After a start, a compaction or a resume, the model holds exactly what was injected now.
+        # After a compaction or a resume, the model holds exactly what was injected now.
         tx.set_injected(key, _items(shown, conflicts if text else []))
     return text
+
+
+def _quotes_a_refusal(constraint: Slot) -> bool:
+    return failures.non_failure(constraint.evidence) is not None
+
+
+def _is_order(text: str | None) -> bool:
+    """The in-session anchor order (loops.ANCHOR_TEMPLATE), which is never carried."""
+    return bool(text) and ("CURRENT STRATEGY EXHAUSTED" in text or "SYSTEM ANCHOR]" in text)
+
+
+def _facts_text(memory: Memory, key: SessionKey, constraints: list[Slot], fixes: FixLookup | None) -> str | None:
+    facts: dict[str, Fact] = {}
+    seen: set[int] = set()
+    with memory.store.read() as tx:
+        for constraint in constraints:
+            for fact in _facts_of(tx, key, constraint, constraint.id, fixes, seen, EXPAND_DEPTH):
+                facts.setdefault(fact.text, fact)
+    ranked = sorted(facts.values(), key=lambda f: f.rank, reverse=True)
+    budget = min(memory.settings.hook_context_tokens, int(inject.MAX_CHARS / CHARS_PER_TOKEN))
+    lines = [f"{inject.PREFIX} {FACTS_HEADING}"]
+    used = estimate_tokens(lines[0]) + 20
+    left_out = 0
+    for fact in ranked:
+        line = "- " + fact.text
+        room = int((budget - used - 1) * CHARS_PER_TOKEN)
+        if estimate_tokens(line) > budget - used - 1 and room >= inject.MIN_CUT_CHARS:
+            line = line[: room - 1] + "…"  # a long lesson (a consolidation) is cut rather than dropped
+        if used + estimate_tokens(line) + 1 <= budget:
+            lines.append(line)
+            used += estimate_tokens(line) + 1
+        else:
+            left_out += 1
+    if len(lines) == 1:
+        return None
+    if left_out:
+        lines.append(f"({left_out} more left out to stay within {memory.settings.hook_context_tokens} tokens; "
+                     "vlk_fetch_context shows them.)")
+    return inject.cap("\n".join(lines))
+
+
+def _facts_of(tx, key: SessionKey, slot: Slot, shown_as: int, fixes: FixLookup | None, seen: set[int],
+              depth: int) -> list[Fact]:
+    """The facts one constraint stands for: a loop's, a lesson's, or those of what a consolidation merged."""
+    if slot.id in seen:
+        return []
+    seen.add(slot.id)
+    if slot.origin is Origin.ANCHOR:
+        fact = _loop_fact(tx, key, slot, shown_as, fixes)
+        return [fact] if fact else []
+    if slot.origin is Origin.CONSOLIDATED and depth > 0:
+        merged = tx.tenant_slots(key.tenant, tx.sources(slot.id, "merged"))
+        if any(m.origin in (Origin.ANCHOR, Origin.CONSOLIDATED) for m in merged) or any(
+                _is_order(lesson) for lesson in slot.lessons):
+            return [f for m in merged for f in _facts_of(tx, key, m, shown_as, fixes, seen, depth - 1)]
+    if _is_order(slot.learning_summary) or _quotes_a_refusal(slot):
+        return []
+    if slot.origin is Origin.CONSOLIDATED and any(_is_order(lesson) for lesson in slot.lessons):
+        return []
+    # A lesson the agent wrote down (vlk_time_travel): it is what it learned, said as it said it. Lessons
+    # rank above loops: someone chose to record them.
+    return [Fact((3, 0, 0, slot.id), inject.describe_constraint(slot, key.session), shown_as)]
+
+
+def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLookup | None) -> Fact | None:
+    """A loop of an earlier session as what happened: the calls, the error, how often, where, resolved or not."""
+    archived = [s for s in tx.tenant_slots(key.tenant, tx.sources(anchor.id, "archived"))
+                if failures.is_failure(s.raw_log)]
+    if not archived:
+        return None
+    newest = max(archived, key=lambda s: s.id)
+    if failures.is_generic(newest.raw_log):
+        return None
+    calls = capture._calls_of(archived, guard.IGNORED_FIELDS)  # noqa: SLF001 - one reader of tool payloads
+    keys = list(dict.fromkeys(k for k, _ in calls if k))
+    from ..loops import error_excerpt  # here: claude_code imports this module on the guard's path too
+
+    error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
+    if _SYNTAX.search(error) and len(keys) != 1:
+        return None  # syntax errors of different code: nothing in common but the word
+    sessions = list(dict.fromkeys(s.session_id for s in sorted(archived, key=lambda s: s.id, reverse=True)))
+    resolved = _resolved(tx, key, archived, calls)
+    names = list(dict.fromkeys(_short(d) for _, d in calls))
+    what = names[0] if len(names) == 1 else f"{len(names)} different calls ({inject._names(names, 2)})"  # noqa: SLF001
+    when = f"session '{quoted_line(sessions[0], 12)}' ({anchor.created_at[:10]})"
+    if len(sessions) > 1:
+        when += f" and {len(sessions) - 1} earlier session{'s' if len(sessions) > 2 else ''}"
+    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
+            f"in {when}; " + ("a later run of the same call succeeded." if resolved
+                              else "not resolved there."))
+    fix = fixes(anchor) if fixes is not None else None
+    if fix:
+        text += f" What fixed it: {quoted_line(fix, inject.LESSON_CHARS)}."
+    rank = (0 if resolved else 2, len(sessions), len(archived), anchor.id)
+    return Fact(rank, text, shown_as)
+
+
+def _short(call: str, limit: int = 90) -> str:
+    """A call's name short enough for a list of facts (the full command is in vlk_get_history)."""
+    return call if len(call) <= limit else call[: limit - 2].rstrip() + "…`"
+
+
+def _resolved(tx, key: SessionKey, archived: list[Slot], calls: list[tuple[str | None, str]]) -> bool:
+    """Did one of the failing calls later succeed in the session it failed in?"""
+    pairs = list(dict.fromkeys((s.session_id, k) for s, (k, _) in zip(archived, calls, strict=True) if k))
+    for session, call_key in pairs[:SESSIONS_CHECKED]:
+        where = SessionKey(key.tenant, key.project, session)
+        if tx.host_calls(where, call_key=call_key, outcome="success", limit=1):
+            return True
+    return False
 
 
 def prompt(memory: Memory, session_id: str) -> str | None:

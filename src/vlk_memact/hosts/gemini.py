@@ -89,7 +89,7 @@ def _before_tool(event: ge.Event, memory: Memory) -> dict[str, Any] | None:
         if given is None or (isinstance(given, str) and not given.strip()):
             return ge.input_envelope({"session_id": event.session_id})
         return None
-    decision = capture.before_call(memory, tool_call(event))
+    decision = capture.before_call(memory, tool_call(event), say_warning=False)
     if decision.action == guard.DENY and decision.text:
         return ge.deny_envelope(decision.text)
     return None  # a warning cannot travel with BeforeTool: AfterTool of the same call carries it

@@ -9,6 +9,7 @@ under a character cap well below the host's own limit (10,000 characters for Cla
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..model import ConflictView, LoopReport, Origin, Slot
@@ -61,13 +62,23 @@ def _ids(ids: Sequence[int]) -> str:
 
 
 def describe_constraint(constraint: Slot, session_id: str | None = None) -> str:
-    """One line per constraint: what kind, what it says (lessons) or shows (loops), its evidence, where from."""
+    """One line per constraint: what kind, what it says (lessons) or shows (loops), its evidence, where from.
+    Evidence that is a host's refusal (stored before hosts/failures.py existed) is never quoted."""
+    from .failures import non_failure
+
+    if constraint.evidence and non_failure(constraint.evidence):
+        constraint = replace(constraint, evidence=None)
     if constraint.origin is Origin.ANCHOR:
         body = "a repeated error (loop anchor)"
         if constraint.evidence:
             body += f"; evidence: \"{quoted_line(constraint.evidence, EVIDENCE_CHARS)}\""
     elif constraint.origin is Origin.CONSOLIDATED and constraint.lessons:
-        body = "lessons: " + "; ".join(quoted_line(lesson, LESSON_CHARS) for lesson in constraint.lessons)
+        # A merged loop anchor's text is the in-session order "change approach now": it is not repeated here.
+        lessons = [lesson for lesson in constraint.lessons if "CURRENT STRATEGY EXHAUSTED" not in lesson]
+        merged = len(constraint.lessons) - len(lessons)
+        body = "lessons: " + "; ".join(quoted_line(lesson, LESSON_CHARS) for lesson in lessons) if lessons else ""
+        if merged:
+            body += ("; " if body else "") + f"{merged} merged loop anchor{'s' if merged > 1 else ''} (repeated errors)"
     else:
         kind = (constraint.constraint_type.value if constraint.constraint_type else "DERIVED").lower()
         body = f"{kind} lesson: {quoted_line(constraint.learning_summary or '', LESSON_CHARS)}"
@@ -86,14 +97,31 @@ def guard_note(mode: str) -> str:
     return ""
 
 
-def loop_text(call: str, loop: LoopReport, anchor: Slot | None, mode: str) -> str:
-    """A loop was intercepted by the capture of this failure."""
-    text = (f"{PREFIX} {call} failed with the same error {loop.occurrences} times in this session "
-            f"({_ids(loop.archived_ids)}, now archived, ~{loop.tokens_saved} tokens); "
-            f"loop anchor [id:{loop.anchor_id}].")
+def _names(calls: Sequence[str], shown: int = 3) -> str:
+    names = list(calls[:shown])
+    more = len(calls) - len(names)
+    if more:
+        names.append(f"{more} more")
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def loop_text(call: str, loop: LoopReport, anchor: Slot | None, mode: str,
+              calls: Sequence[str] = (), own: int | None = None, threshold: int = 3) -> str:
+    """A loop was intercepted by the capture of this failure. It says what repeated: this call (own: how
+    many of the looped failures were this very call), or one error from different calls (then named)."""
+    others = [c for c in dict.fromkeys(calls) if c != call]
+    archived = f"{_ids(loop.archived_ids)}, now archived, ~{loop.tokens_saved} tokens"
+    if not others:
+        text = (f"{PREFIX} {call} failed with the same error {loop.occurrences} times in this session "
+                f"({archived}); loop anchor [id:{loop.anchor_id}].")
+    else:
+        text = (f"{PREFIX} the same error came from {len(others) + 1} different calls in this session, "
+                f"{loop.occurrences} times in all: {call} and {_names(others)} ({archived}); "
+                f"loop anchor [id:{loop.anchor_id}].")
     if anchor is not None and anchor.evidence:
         text += f" Error: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
-    note = guard_note(mode)
+    repeated = own if own is not None else (loop.occurrences if not others else 0)
+    note = guard_note(mode) if repeated >= threshold else ""
     return cap(text + (" " + note if note else ""))
 
 
@@ -112,14 +140,23 @@ def repeat_text(call: str, ids: Sequence[int], threshold: int) -> str:
                f"({_ids(ids)}); at {threshold} it counts as a loop.")
 
 
-def deny_reason(call: str, anchor: Slot, failures: int) -> str:
-    """Why an identical re-run is declined: the model reads this as the tool result."""
-    text = (f"{PREFIX} not run. {call} already failed {failures} times in this session with the same error "
-            f"(loop anchor [id:{anchor.id}]), and nothing that can change state (a file edit, a command that "
-            "does more than read) has succeeded since it last failed, so an identical run would fail the same way.")
-    if anchor.evidence:
-        text += f" Last error: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
-    return cap(text + " A changed command, a fix, or another approach runs normally.")
+OVERRIDE = "To run it unchanged anyway, set VLK_HOOK_GUARD=warn."
+
+
+def deny_reason(call: str, anchor: Slot, failures: int, error: str | None = None, fix: str | None = None) -> str:
+    """Why an identical re-run is declined, in two lines: what happened, then what to do instead (the fix
+    when fix memory knows one, else the anchor's advice) and how to override. The model reads it as the
+    tool result."""
+    from ..loops import error_excerpt  # here, not at import: the guard's process never loads the fingerprints
+
+    shown = error_excerpt(error, EVIDENCE_CHARS) if error else (anchor.evidence or "")
+    said = f" (\"{quoted_line(shown, EVIDENCE_CHARS)}\")" if shown else ""
+    first = (f"{PREFIX} not run. {call} already failed {failures} times in this session with the same error{said}, "
+             f"and nothing that changes state has succeeded since (loop anchor [id:{anchor.id}]).")
+    instead = (f"Instead: what fixed this error before: {quoted_line(fix, LESSON_CHARS)}; or change the cause first."
+               if fix else "Instead: change the cause first (edit the file, fix the command or what it needs), "
+               "or try another approach.")
+    return cap(f"{first}\n{instead} {OVERRIDE}")
 
 
 def warn_text(call: str, anchor: Slot, changed: bool) -> str:
@@ -129,6 +166,16 @@ def warn_text(call: str, anchor: Slot, changed: bool) -> str:
     text = f"{PREFIX} {call} is identical to a call whose failures formed a loop (anchor [id:{anchor.id}]); {why}."
     if anchor.evidence:
         text += f" Its error was: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
+    return cap(text)
+
+
+def shared_error_text(call: str, anchor: Slot, failures: int) -> str:
+    """A call that failed fewer times than a loop, with an error other calls looped on: it runs, said once."""
+    times = "once" if failures == 1 else f"{failures} times"
+    text = (f"{PREFIX} {call} failed {times} in this session with an error that other calls repeated "
+            f"(loop anchor [id:{anchor.id}]); it runs.")
+    if anchor.evidence:
+        text += f" The error: \"{quoted_line(anchor.evidence, EVIDENCE_CHARS)}\"."
     return cap(text)
 
 

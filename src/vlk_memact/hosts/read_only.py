@@ -5,8 +5,9 @@ last failed. Agents that work through a shell (Claude Code's Bash, SWE-agent, mi
 around between two retries with ls, cat, grep or git diff; if every such success counted as a change,
 no repeat would ever be stopped (bench/results/guard.md measures it on real runs). Precision first: a
 command only reads when every command of its command line is a known reader, with no output
-redirected to a file, no heredoc and no command substitution; anything else, or anything that does
-not parse, may change state.
+redirected to a file, no heredoc, no command substitution and nothing sent to the background;
+anything else, or anything that does not parse, may change state. Package managers (even `pip show`),
+waits and network fetches are never readers: what they see changes between two runs (issue 20).
 """
 
 from __future__ import annotations
@@ -83,7 +84,6 @@ READERS = frozenset(
 GIT_READERS = frozenset(
     {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "describe"}
 )
-PIP_READERS = frozenset({"list", "show", "freeze", "check"})
 FIND_WRITERS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
@@ -118,8 +118,6 @@ def _reads(words: list[str]) -> bool:
         return not FIND_WRITERS.intersection(args)
     if program == "git":
         return next((a for a in args if not a.startswith("-")), "") in GIT_READERS
-    if program in ("pip", "pip3"):
-        return bool(args) and args[0] in PIP_READERS
     return program in READERS
 
 
@@ -136,6 +134,8 @@ def is_read_only(command: str) -> bool:
         word = words[i]
         after = words[i + 1] if i + 1 < len(words) else ""
         if set(word) <= set(";&|\n"):  # a command ends: ; && || | & newline
+            if word == "&":
+                return False  # a background process
             if not _reads(current):
                 return False
             current = []
@@ -152,3 +152,36 @@ def is_read_only(command: str) -> bool:
             current.append(word)  # (a digit just before '>' is a descriptor, not an argument)
         i += 1
     return _reads(current)
+
+
+_NAVIGATION = frozenset({"cd", "pushd", "popd", "export", "set", "source", ".", "true", ":"})
+
+
+def may_change_before_failing(command: str) -> bool:
+    """Can this command line have changed state even though it failed? True when a command before its last
+    one (`sed -i f && python t.py`, `pip install x; pytest`) writes, or may: the failure came after it ran.
+    Line breaks do not split here (they are content in SWE-agent's `edit` and in a heredoc)."""
+    if "<<" in command and ">" in command.split("<<", 1)[1].split("\n", 1)[0]:
+        return True  # a heredoc written to a file: the file is there whatever ran after it
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True  # white space, line breaks included, only separates words
+    try:
+        words = list(lexer)
+    except ValueError:
+        return True
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in (";", "&&", "||", "|", "&", ";;"):
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    commands = [c for c in commands if c]
+    for simple in commands[:-1]:
+        rest = [w for w in simple if not _ASSIGNMENT.match(w)]
+        if rest and rest[0].rsplit("/", 1)[-1] in _NAVIGATION:
+            continue
+        writes = any(">" in w and w != ">&" for i, w in enumerate(simple)
+                     if i + 1 >= len(simple) or simple[i + 1] != "/dev/null")
+        if writes or not _reads([w for w in simple if w not in (">&", "<")]):
+            return True
+    return False

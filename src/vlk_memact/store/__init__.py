@@ -106,6 +106,7 @@ class Transaction(Protocol):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
@@ -139,6 +140,13 @@ class Transaction(Protocol):
 
     def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
         """(constraint id, source id, relation) of these constraints' provenance links."""
+
+    def resolving_calls(
+        self, key: SessionKey, slot_ids: Sequence[int], steps: int
+    ) -> list[tuple[int, HostCall, int, list[HostCall]]]:
+        """(slot id, the success of the same call that resolved it, how many state-changing calls came in
+        between, the last `steps` of them oldest first) for the failures among slot_ids that a host hook
+        captured and saw succeed later (host_calls, while kept)."""
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         """Slots of any session of the tenant (and project) containing query, as search() matches, newest first."""

@@ -551,8 +551,10 @@ class _PostgresTx(PostgresBrowse):
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
         rows = self._rows(
             "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
-            (*_key(key), call.tool_use_id, call.call_key, call.outcome, call.changes_state, slot_id),
+            "slot_id, tool, target, summary) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, call.changes_state, slot_id,
+             call.tool, call.target, call.summary),
         )
         return int(rows[0][0]) if rows else None
 
@@ -566,6 +568,7 @@ class _PostgresTx(PostgresBrowse):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
@@ -579,6 +582,9 @@ class _PostgresTx(PostgresBrowse):
         if outcome is not None:
             query += " AND outcome = %s"
             params.append(outcome)
+        if target is not None:
+            query += " AND target = %s"
+            params.append(target)
         if within_seconds is not None:
             query += (" AND created_at >= to_char(statement_timestamp() AT TIME ZONE 'UTC' - "
                       "make_interval(secs => %s), 'YYYY-MM-DD HH24:MI:SS.MS')")

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Saving, SessionKey, SessionOverview, Slot
-from .rows import SLOT_COLUMNS, slot_from_row
+from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from .rows import HOST_CALL_COLUMNS, SLOT_COLUMNS, host_call_from_row, slot_from_row
 
 _SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SEPARATOR = "\x1f"
+
+
+def _three(key: SessionKey) -> tuple[str, str, str]:
+    return key.tenant, key.project, key.session
 
 
 class PostgresBrowse:
@@ -76,6 +80,51 @@ class PostgresBrowse:
             (list(constraint_ids),),
         )
         return [(int(a), int(b), r) for a, b, r in rows]
+
+    def resolving_calls(
+        self, key: SessionKey, slot_ids: Sequence[int], steps: int
+    ) -> list[tuple[int, HostCall, int, list[HostCall]]]:
+        # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
+        # (the call_key index). The key is given as values, not as f's columns, so the planner sees the ranges.
+        success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+        rows = self._rows(
+            f"""SELECT f.slot_id, f.id, f.call_key, {success}
+               FROM host_calls f JOIN LATERAL (
+                   SELECT {HOST_CALL_COLUMNS} FROM host_calls x WHERE x.tenant = %s AND x.project = %s
+                       AND x.session_id = %s AND x.call_key = f.call_key AND x.id > f.id
+                       AND x.outcome = 'success' ORDER BY x.id LIMIT 1) s ON true
+               WHERE f.slot_id = ANY(%s::bigint[]) AND f.outcome = 'failure'
+                   AND f.tenant = %s AND f.project = %s AND f.session_id = %s
+               ORDER BY f.slot_id, f.id""",
+            (*_three(key), list(slot_ids), *_three(key)),
+        )
+        latest = {row[0]: row for row in rows}  # a slot captured twice: the success after its newest capture
+        if not latest:
+            return []
+        # The state-changing calls of other keys between each failure and its success, newest first along the
+        # session index: how many, and the last `steps` of them (the window counts before the limit applies).
+        values = list(latest.values())
+        found = self._rows(
+            f"""SELECT p.failure, m.total, m.kept, {", ".join(f"m.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))}
+               FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS p(failure, success, call_key)
+               CROSS JOIN LATERAL (
+                   SELECT {HOST_CALL_COLUMNS}, COUNT(*) OVER () AS total, ROW_NUMBER() OVER (ORDER BY m.id DESC) AS kept
+                   FROM host_calls m WHERE m.tenant = %s AND m.project = %s AND m.session_id = %s
+                       AND m.id > p.failure AND m.id < p.success AND m.outcome = 'success' AND m.changes_state
+                       AND m.call_key <> p.call_key
+                   ORDER BY m.id DESC LIMIT %s) m
+               ORDER BY p.failure, m.id""",
+            ([row[1] for row in values], [row[3] for row in values], [row[2] for row in values],
+             *_three(key), max(steps, 1)),
+        )
+        counts: dict[int, int] = {}
+        between: dict[int, list[HostCall]] = {}
+        for row in found:
+            counts[row[0]] = int(row[1])
+            if row[2] <= steps:
+                between.setdefault(row[0], []).append(host_call_from_row(row[3:]))
+        return [(slot, host_call_from_row(row[3:]), counts.get(row[1], 0), between.get(row[1], []))
+                for slot, row in latest.items()]
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         # The same literal, case-folded match as search(), over every session of the tenant.

@@ -191,6 +191,14 @@ def m004_host_calls(conn: Connection[tuple[object, ...]]) -> None:
     )
 
 
+@migration
+def m005_host_call_steps(conn: Connection[tuple[object, ...]]) -> None:
+    """A host call's tool, target (file or program) and compact summary: what fix memory names as a step and
+    what tells a changed version of a call, or a read of the file an edit failed on, from another call."""
+    conn.execute("ALTER TABLE host_calls ADD COLUMN tool text, ADD COLUMN target text, ADD COLUMN summary text")
+    conn.execute("CREATE INDEX idx_host_calls_target ON host_calls (tenant, project, session_id, target, id)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

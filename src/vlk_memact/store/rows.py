@@ -70,10 +70,12 @@ def _build(row: Sequence[Any]) -> Slot:
 
 
 # Both backends select these columns of host_calls, in this order (booleans are 0/1 in SQLite).
-HOST_CALL_COLUMNS = "id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at"
+HOST_CALL_COLUMNS = ("id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at, "
+                     "tool, target, summary")
 HOST_CALLS_PER_SESSION = 2000  # kept per session by prune: the guard and resolution only look at recent calls
 
 
 def host_call_from_row(row: Sequence[Any]) -> HostCall:
     """A HostCall from a row of HOST_CALL_COLUMNS."""
-    return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8])
+    return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8],
+                    row[9], row[10], row[11])

@@ -535,8 +535,10 @@ class _SqliteTx(SqliteBrowse):
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
         row = self._conn.execute(
             "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-            (*_key(key), call.tool_use_id, call.call_key, call.outcome, int(call.changes_state), slot_id),
+            "slot_id, tool, target, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (*_key(key), call.tool_use_id, call.call_key, call.outcome, int(call.changes_state), slot_id,
+             call.tool, call.target, call.summary),
         ).fetchone()
         return None if row is None else int(row[0])
 
@@ -550,6 +552,7 @@ class _SqliteTx(SqliteBrowse):
         *,
         call_key: str | None = None,
         outcome: str | None = None,
+        target: str | None = None,
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
@@ -563,6 +566,9 @@ class _SqliteTx(SqliteBrowse):
         if outcome is not None:
             query += " AND outcome = ?"
             params.append(outcome)
+        if target is not None:
+            query += " AND target = ?"
+            params.append(target)
         if within_seconds is not None:
             query += " AND created_at >= strftime('%Y-%m-%d %H:%M:%f', 'now', ?)"
             params.append(f"-{within_seconds} seconds")

@@ -11,12 +11,16 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ..model import Saving, SessionKey, SessionOverview, Slot
-from .rows import SLOT_COLUMNS, slot_from_row
+from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from .rows import HOST_CALL_COLUMNS, SLOT_COLUMNS, host_call_from_row, slot_from_row
 
 _SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 _SEPARATOR = "\x1f"
+
+
+def _three(key: SessionKey) -> tuple[str, str, str]:
+    return key.tenant, key.project, key.session
 
 
 class SqliteBrowse:
@@ -78,6 +82,50 @@ class SqliteBrowse:
             (json.dumps(list(constraint_ids)),),
         )
         return [(a, b, r) for a, b, r in rows]
+
+    def resolving_calls(
+        self, key: SessionKey, slot_ids: Sequence[int], steps: int
+    ) -> list[tuple[int, HostCall, int, list[HostCall]]]:
+        # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
+        # (the call_key index). The key is given as values, not as f's columns, so the planner sees the ranges.
+        success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+        rows = self._conn.execute(
+            f"""SELECT f.slot_id, f.id, f.call_key, {success}
+               FROM host_calls f JOIN host_calls s ON s.id = (
+                   SELECT MIN(x.id) FROM host_calls x WHERE x.tenant = ? AND x.project = ?
+                       AND x.session_id = ? AND x.call_key = f.call_key AND x.id > f.id
+                       AND x.outcome = 'success')
+               WHERE f.slot_id IN (SELECT value FROM json_each(?)) AND f.outcome = 'failure'
+                   AND f.tenant = ? AND f.project = ? AND f.session_id = ?
+               ORDER BY f.slot_id, f.id""",
+            (*_three(key), json.dumps(list(slot_ids)), *_three(key)),
+        ).fetchall()
+        latest = {row[0]: row for row in rows}  # a slot captured twice: the success after its newest capture
+        if not latest:
+            return []
+        # The state-changing calls of other keys between each failure and its success (the session index): how
+        # many, and the last `steps` of them.
+        pairs = [[row[1], row[3], row[2]] for row in latest.values()]
+        found = self._conn.execute(
+            f"""SELECT failure, total, n, {HOST_CALL_COLUMNS} FROM (
+                   SELECT p.failure, m.*, ROW_NUMBER() OVER (PARTITION BY p.failure ORDER BY m.id DESC) AS n,
+                          COUNT(*) OVER (PARTITION BY p.failure) AS total
+                   FROM (SELECT json_extract(value, '$[0]') AS failure, json_extract(value, '$[1]') AS success,
+                                json_extract(value, '$[2]') AS call_key FROM json_each(?)) p
+                   JOIN host_calls m ON m.tenant = ? AND m.project = ? AND m.session_id = ?
+                       AND m.id > p.failure AND m.id < p.success AND m.outcome = 'success' AND m.changes_state
+                       AND m.call_key <> p.call_key)
+               WHERE n <= ? ORDER BY failure, id""",
+            (json.dumps(pairs), *_three(key), max(steps, 1)),
+        )
+        counts: dict[int, int] = {}
+        between: dict[int, list[HostCall]] = {}
+        for row in found:
+            counts[row[0]] = int(row[1])
+            if row[2] <= steps:
+                between.setdefault(row[0], []).append(host_call_from_row(row[3:]))
+        return [(slot, host_call_from_row(row[3:]), counts.get(row[1], 0), between.get(row[1], []))
+                for slot, row in latest.items()]
 
     def search_tenant(self, tenant: str, project: str | None, query: str, limit: int) -> list[Slot]:
         # The same literal, case-folded match as search(), over every session of the tenant.

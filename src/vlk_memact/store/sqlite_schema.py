@@ -273,6 +273,15 @@ def m005_host_calls(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m006_host_call_steps(conn: sqlite3.Connection) -> None:
+    """A host call's tool, target (file or program) and compact summary: what fix memory names as a step and
+    what tells a changed version of a call, or a read of the file an edit failed on, from another call."""
+    for column in ("tool", "target", "summary"):
+        conn.execute(f"ALTER TABLE host_calls ADD COLUMN {column} TEXT")
+    conn.execute("CREATE INDEX idx_host_calls_target ON host_calls(tenant, project, session_id, target, id)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

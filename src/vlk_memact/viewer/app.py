@@ -4,6 +4,10 @@ Pages are rendered on the server by Jinja2 with autoescaping on: recorded text (
 evidence, session ids) is data and is only ever shown as escaped text, never as markup, attribute
 or URL. The one write, revoke, exists only with allow_write and goes through Memory.revoke_future,
 the call behind vlk_revoke_future.
+
+A write answers in the form the page asked for: the viewer's script posts with `Accept:
+application/json` and gets {ok, message} (then shows the message and the new state in place); a plain
+form post (no script) gets a 303 back to the page with the outcome, or an error page saying why.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import anyio.to_thread
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -146,9 +150,15 @@ class _Pages:
             raise InvalidInput("This page needs a project and a session; pick one on the sessions page.")
         return SessionKey(self.memory.tenant, inputs.project(project), inputs.session_id(session))
 
+    def _refuse(self, request: Request, status: int, message: str) -> Response:
+        """A refused or failed request, saying why: JSON to the viewer's script, an error page otherwise."""
+        if _wants_json(request):
+            return JSONResponse({"ok": False, "message": message}, status_code=status)
+        return self._page(request, "error.html", status=status, message=message, key=None)
+
     async def error(self, request: Request, exc: Exception) -> Response:
         status = 404 if isinstance(exc, NotFound) else 400
-        return self._page(request, "error.html", status=status, message=str(exc), key=None)
+        return self._refuse(request, status, str(exc))
 
     async def sessions(self, request: Request) -> Response:
         project = request.query_params.get("project") or None
@@ -170,7 +180,8 @@ class _Pages:
         key = self._key(request)
         data = await anyio.to_thread.run_sync(readmodel.lessons, self.memory, key)
         revoked = _int(request.query_params.get("revoked"), "revoked", 1, MAX_BEFORE)
-        return self._page(request, "lessons.html", data=data, key=key, revoked=revoked)
+        return self._page(request, "lessons.html", data=data, key=key,
+                          revoked=revoked_message(revoked) if revoked else None)
 
     async def context(self, request: Request) -> Response:
         key = self._key(request)
@@ -194,12 +205,12 @@ class _Pages:
 
     async def revoke(self, request: Request) -> Response:
         if not self.allow_write:
-            return self._page(request, "error.html", status=403, key=None,
-                              message="This viewer is read-only. Restart it with --allow-write to revoke constraints.")
+            return self._refuse(request, 403, "This viewer is read-only. Restart it with --allow-write to revoke "
+                                "constraints.")
         form = await request.form()
         if not self.keys.csrf_ok(_field(form.get("csrf"))):
-            return self._page(request, "error.html", status=403, key=None,
-                              message="The form is stale or did not come from this viewer; reload the page.")
+            return self._refuse(request, 403, "The form is stale or did not come from this viewer (its CSRF token "
+                                "is missing or wrong); reload the page.")
         project, session = _field(form.get("project")), _field(form.get("session"))
         constraint = _int(_field(form.get("timeline_id")), "timeline_id", 1, MAX_BEFORE)
         if project is None or session is None or constraint is None:
@@ -208,8 +219,19 @@ class _Pages:
         done = await anyio.to_thread.run_sync(
             lambda: scoped.revoke_future(timeline_id=constraint, session_id=session))
         log.info("Viewer revoked constraint #%d for session %r", done.constraint_id, done.session_id)
+        if _wants_json(request):
+            return JSONResponse({"ok": True, "constraint_id": done.constraint_id, "message": revoked_message(
+                done.constraint_id)})
         return RedirectResponse(_link("/lessons", project=project, session=done.session_id,
                                       revoked=done.constraint_id), status_code=303)
+
+
+def revoked_message(constraint_id: int) -> str:
+    return f"Constraint #{constraint_id} was revoked (moved to PAST); the model no longer sees it."
+
+
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
 
 
 def _field(value: Any) -> str | None:

@@ -7,16 +7,19 @@ context preview go through Memory, the same calls the MCP tools make.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
-from ..model import Conflict, Origin, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..model import Conflict, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
 from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
+from ..store import Transaction
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
 SEARCH_LIMIT = 100
+STEPS_SHOWN = 6  # changes listed under a resolved failure (the last ones before the success)
 CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
 MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
 
@@ -47,6 +50,43 @@ class Card:
     archived: list[Slot] = field(default_factory=list)  # slots it was learned from (any session)
     merged: list[Slot] = field(default_factory=list)  # constraints it replaced
     tokens_saved: int = 0
+    resolution: Resolution | None = None  # the failures it was learned from were resolved later (the newest)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A captured failure that a host hook later saw succeed: the same tool call, when, and what changed
+    in between (the edits and commands the hooks recorded, by their redacted summaries).
+
+    From the hooks' host_calls (kept for a while per session). A live failure is retired as RESOLVED by
+    that success; one already archived (by a loop, or into a lesson) keeps its reason, and its anchor or
+    lesson shows that the failure it came from was resolved. The changes in between are what happened, not
+    a judgement of which of them was the fix.
+    """
+
+    slot_id: int  # the failure
+    succeeded_at: str  # to the second, as slots show their time
+    tool_use_id: str | None
+    passed: str | None  # the summary of the call that succeeded (None on rows older than the summaries)
+    changes_between: int  # state-changing calls (edits, commands) between the failure and the success
+    steps: tuple[HostCall, ...] = ()  # the last STEPS_SHOWN of them, oldest first
+
+
+def _resolutions(tx: Transaction, slots: Iterable[Slot]) -> dict[int, Resolution]:
+    """Slot id -> its resolution, for the slots a hook captured and then saw succeed (one query per session)."""
+    by_session: dict[SessionKey, list[int]] = defaultdict(list)
+    for slot in slots:
+        by_session[SessionKey(slot.tenant, slot.project, slot.session_id)].append(slot.id)
+    found = {}
+    for key, ids in by_session.items():
+        for slot_id, call, between, steps in tx.resolving_calls(key, sorted(set(ids)), STEPS_SHOWN):
+            found[slot_id] = Resolution(slot_id, call.created_at[:19], call.tool_use_id, call.summary, between,
+                                        tuple(steps))
+    return found
+
+
+def _newest(resolutions: Iterable[Resolution]) -> Resolution | None:
+    return max(resolutions, key=lambda r: (r.succeeded_at, r.slot_id), default=None)
 
 
 @dataclass(frozen=True)
@@ -60,6 +100,7 @@ class Timeline:
     future: int
     savings: list[Saving]
     successors: dict[int, Slot]  # retired_by ids outside this page, by id
+    resolutions: dict[int, Resolution] = field(default_factory=dict)  # RESOLVED slot id -> what resolved it
 
 
 def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
@@ -73,6 +114,8 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted(wanted))}
         counts = tx.counts(key)
         savings = tx.savings(key.tenant, key.project, key.session, CHART_LIMIT)
+        sources = [linked[source] for _, source, relation in links if relation == "archived" and source in linked]
+        resolutions = _resolutions(tx, [s for s in page if s.retired_reason == Retired.RESOLVED] + sources)
     archived: dict[int, list[Slot]] = defaultdict(list)
     merged: dict[int, list[Slot]] = defaultdict(list)
     for constraint_id, source, relation in links:
@@ -81,7 +124,8 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
     cards = {}
     for c in constraints:
         own = [s for s in archived[c.id] if s.retired_by == c.id]
-        cards[c.id] = Card(c, archived[c.id], merged[c.id], tokens(sum(len(s.raw_log or "") for s in own)))
+        cards[c.id] = Card(c, archived[c.id], merged[c.id], tokens(sum(len(s.raw_log or "") for s in own)),
+                           _newest(resolutions[s.id] for s in archived[c.id] if s.id in resolutions))
     older = page[-1].sequence_order if len(newest_first) > TIMELINE_PAGE else None
     return Timeline(
         key=key,
@@ -93,6 +137,7 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         future=counts.get(TemporalState.FUTURE, (0, 0))[0],
         savings=savings,
         successors=linked,
+        resolutions=resolutions,
     )
 
 
@@ -102,6 +147,7 @@ class Lessons:
     constraints: list[Slot]  # most fired first, then newest
     conflicts: dict[int, list[Conflict]]  # constraint id -> the conflicts it is part of
     sources: dict[int, list[Slot]]  # constraint id -> slots it was learned from
+    resolutions: dict[int, Resolution] = field(default_factory=dict)  # constraint id -> its source's, newest
 
 
 def lessons(memory: Memory, key: SessionKey) -> Lessons:
@@ -110,6 +156,7 @@ def lessons(memory: Memory, key: SessionKey) -> Lessons:
         constraints = tx.visible_constraints(key)
         links = tx.links([c.id for c in constraints])
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted({s for _, s, r in links if r == "archived"}))}
+        resolved = _resolutions(tx, linked.values())
     found = find_conflicts(constraints)  # the same detection the context's conflict block uses
     by_id: dict[int, list[Conflict]] = defaultdict(list)
     for conflict in found:
@@ -121,7 +168,9 @@ def lessons(memory: Memory, key: SessionKey) -> Lessons:
             sources[constraint_id].append(linked[source])
     ordered = sorted(constraints, key=lambda c: (max(c.last_fired_at or "", c.created_at), c.id), reverse=True)
     ordered.sort(key=lambda c: -c.fire_count)
-    return Lessons(key, ordered, dict(by_id), dict(sources))
+    resolutions = {c: r for c, r in ((c, _newest(resolved[s.id] for s in slots if s.id in resolved))
+                                     for c, slots in sources.items()) if r is not None}
+    return Lessons(key, ordered, dict(by_id), dict(sources), resolutions)
 
 
 def search(memory: Memory, query: str, project: str | None, session: str | None) -> list[Slot]:

@@ -3,9 +3,15 @@
 Recorded text is attacker-influenced tool output and the viewer runs on a person's machine, so every
 request must prove it comes from the person who started it (the token printed at launch, then an
 HttpOnly SameSite=Strict cookie), be addressed to this server by name (Host: a DNS-rebinding page
-cannot forge it) and, for anything but a plain read, come from a page of this server (Origin). The
-headers keep a page from running any script but the viewer's own file (CSP), from being framed,
-cached, or leaking its URL to another site.
+cannot forge it) and, for anything but a plain read, come from a page of this server (Origin, and
+Sec-Fetch-Site where the browser sends it). The headers keep a page from running any script but the
+viewer's own file (CSP), from being framed, cached, or leaking its URL to another site.
+
+The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends
+`Origin: null` on the viewer's own POSTs (the Fetch standard ties the Origin of a non-CORS request to
+the referrer policy), and the origin check could not tell them from a foreign sandboxed page's.
+`same-origin` sends the origin (and the path, which never holds the token) to this server only, and
+nothing at all to any other site.
 """
 
 from __future__ import annotations
@@ -24,16 +30,19 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
+REFERRER_POLICY = "same-origin"
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", REFERRER_POLICY.encode()),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
 SAFE_METHODS = ("GET", "HEAD")
+# Sec-Fetch-Site values a browser sends for a request made by a page of this origin (or typed by the user).
+OWN_FETCH_SITES = ("same-origin", "none")
 TOKEN_PARAM = "token"
 
 
@@ -91,12 +100,9 @@ class Guard:
             # DNS rebinding: a foreign page whose name resolves to 127.0.0.1 still sends its own name.
             await _plain(send_with_headers, 421, "This viewer answers only to its own address (Host header refused).")
             return
-        origin = headers.get("origin")
-        if origin is not None and origin not in self.origins:
-            await _plain(send_with_headers, 403, "Cross-origin request refused.")
-            return
-        if method not in SAFE_METHODS and origin is None:
-            await _plain(send_with_headers, 403, "A request that changes something must come from a viewer page.")
+        refused = self._foreign(method, headers.get("origin"), headers.get("sec-fetch-site"))
+        if refused:
+            await _plain(send_with_headers, 403, refused)
             return
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         offered = [v for k, v in query if k == TOKEN_PARAM]
@@ -110,6 +116,26 @@ class Guard:
             await _unauthorized(send_with_headers)
             return
         await self.app(scope, receive, send_with_headers)
+
+    def _foreign(self, method: str, origin: str | None, fetch_site: str | None) -> str | None:
+        """Why a request is refused as not coming from a page of this viewer; None when it may go on.
+
+        `Origin: null` (a sandboxed frame, a data: or file: page, a redirect through another site) is
+        never one of ours: our pages send their origin, their referrer policy keeps it. A browser's
+        Sec-Fetch-Site cannot be set by a page, so a write it calls cross-site or same-site (another port
+        of this host) is refused even when an Origin header looks right.
+        """
+        if origin is not None and origin not in self.origins:
+            if origin == "null":
+                return "Cross-origin request refused (Origin: null: the request did not come from a viewer page)."
+            return f"Cross-origin request refused (it came from {origin[:100]}, not from this viewer)."
+        if method in SAFE_METHODS:
+            return None
+        if origin is None:
+            return "A request that changes something must come from a viewer page (it carried no Origin)."
+        if fetch_site is not None and fetch_site not in OWN_FETCH_SITES:
+            return f"Cross-site request refused (the browser says it came from a {fetch_site[:20]} page)."
+        return None
 
     def _has_cookie(self, header: str | None) -> bool:
         if not header:

@@ -2,6 +2,9 @@
 // Live updates over server-sent events: on "change" the page fetches itself again and swaps
 // <main>, keeping open cards open. The server renders and escapes everything; this file only
 // moves nodes the server produced for this same page.
+// Writes (forms with class "write"): posted with fetch() asking for JSON, the outcome shown in
+// #write-status (a refusal says why), then <main> fetched again so the new state shows at once.
+// Without this script the same forms post normally and the server answers with a page.
 "use strict";
 
 (function () {
@@ -56,8 +59,8 @@
     return active && (active.tagName === "INPUT" || active.tagName === "TEXTAREA" || active.tagName === "BUTTON");
   }
 
-  function refresh() {
-    if (inFlight || busy()) { again = true; return; }
+  function refresh(force) {
+    if (inFlight || (!force && busy())) { again = true; return; }
     inFlight = true;
     fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
       .then(function (response) {
@@ -92,9 +95,71 @@
     };
   }
 
+  var writeStatus = document.getElementById("write-status");
+
+  function say(state, text) {
+    if (!writeStatus) return;
+    writeStatus.className = "flash " + state;
+    writeStatus.textContent = text;
+    writeStatus.hidden = false;
+  }
+
+  // What a response says: {message} from the viewer's JSON, the guard's plain text, or an HTML page's text.
+  function messageOf(response) {
+    var type = response.headers.get("Content-Type") || "";
+    if (type.indexOf("application/json") === 0) {
+      return response.json().then(function (body) { return String(body && body.message || ""); });
+    }
+    return response.text().then(function (text) {
+      if (type.indexOf("text/html") === 0) {
+        var doc = new DOMParser().parseFromString(text, "text/html");
+        var node = doc.querySelector(".message") || doc.body;
+        text = node ? node.textContent : "";
+      }
+      text = text.replace(/\s+/g, " ").trim();
+      return text.length > 400 ? text.slice(0, 399) + "…" : text;
+    });
+  }
+
+  function setDisabled(form, disabled) {
+    var buttons = form.querySelectorAll("button");
+    for (var i = 0; i < buttons.length; i++) buttons[i].disabled = disabled;
+  }
+
+  function send(form) {
+    setDisabled(form, true);
+    if (document.activeElement && document.activeElement.blur) document.activeElement.blur();
+    say("pending", "Working…");
+    fetch(form.getAttribute("action"), {
+      method: "POST",
+      body: new URLSearchParams(new FormData(form)),
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" }
+    })
+      .then(function (response) {
+        return messageOf(response).then(function (message) {
+          if (response.ok) {
+            say("ok", message || "Done.");
+            refresh(true);
+          } else {
+            say("error", "Refused (HTTP " + response.status + "): " + (message || response.statusText || "no reason given"));
+            setDisabled(form, false);
+          }
+        });
+      })
+      .catch(function (error) {
+        say("error", "The viewer could not be reached (" + error.message + "); is vlk-memact ui still running?");
+        setDisabled(form, false);
+      });
+  }
+
   document.addEventListener("submit", function (event) {
-    var button = event.target.querySelector("[data-confirm]");
-    if (button && !window.confirm(button.getAttribute("data-confirm"))) event.preventDefault();
+    var form = event.target;
+    var button = form.querySelector("[data-confirm]");
+    if (button && !window.confirm(button.getAttribute("data-confirm"))) { event.preventDefault(); return; }
+    if (!form.classList.contains("write") || !window.fetch || !window.FormData || !window.URLSearchParams) return;
+    event.preventDefault();
+    send(form);
   });
   window.addEventListener("hashchange", openTarget);
   openTarget();

@@ -1,0 +1,296 @@
+"""Replay real Claude Code session transcripts through the hook's own handler, one database per project.
+
+    .venv/bin/python bench/transcripts.py                 # every project of claude-code-sessions
+    .venv/bin/python bench/transcripts.py --label main    # name the run in the results (e.g. a baseline)
+    .venv/bin/python bench/transcripts.py --no-write      # print the figures, write nothing
+
+What a real user's sessions would have heard from vlk-memact. The transcripts (the native
+`~/.claude/projects/<project>/<session>.jsonl` format, ../shared/data/claude-code-sessions) are read
+per project, copies of one session merged by entry uuid and tool_use_id (napoli-matcha stores a session
+again at each checkpoint), and sessions replayed in time order on one database per project: SessionStart
+(startup), a UserPromptSubmit per typed prompt, and for every tool_use a PreToolUse followed by what really
+happened. *Every* error result is sent as PostToolUseFailure, whatever its kind: the transcripts come from
+older CLIs, and sending a permission refusal, an input check, a sibling cancellation or an interrupt as a
+failure is the hardest case for the classifier (hosts/failures.py), which must keep them all out.
+
+Checked per project: denied calls that then succeeded (the transcript says what the call really did),
+handler exceptions, injected texts quoting a non-failure, later sessions starting with the in-session
+"change approach" order, and characters injected per session.
+Figures go to bench/results/transcripts.json and bench/results/transcripts.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if os.environ.get("VLK_BENCH_SRC"):  # measure another checkout's code (the baseline on main)
+    sys.path.insert(0, os.environ["VLK_BENCH_SRC"])
+else:
+    sys.path.insert(0, str(ROOT / "src"))
+
+from vlk_memact import Memory, Settings  # noqa: E402
+from vlk_memact.hosts import claude_code  # noqa: E402
+
+SHARED = Path(os.environ.get("VLK_SHARED_DIR", ROOT.parent / "shared"))
+DATA = SHARED / "data" / "claude-code-sessions"
+RESULTS = ROOT / "bench" / "results"
+
+# What a non-failure looks like when it is quoted: none of these may reach the model in an injected text.
+NON_FAILURE_MARKS = {
+    "permission refusal": ("doesn't want to proceed", "STOP what you are doing", "was rejected", "was blocked"),
+    "sibling cancellation": ("Sibling tool call errored",),
+    "input check": ("<tool_use_error>", "File has not been read yet", "String to replace not found",
+                    "to replace, but replace_all is false", "No changes to make", "File has been modified since read",
+                    "exceeds maximum allowed tokens"),
+    "interrupt": ("Request interrupted", "interrupted by user"),
+}
+ORDER_MARKS = ("CURRENT STRATEGY EXHAUSTED", "change approach", "SYSTEM ANCHOR")
+
+
+@dataclass
+class Call:
+    tool_use_id: str
+    name: str
+    input: Any
+    cwd: str
+    result: str | None = None
+    is_error: bool = False
+
+
+@dataclass
+class Session:
+    session_id: str
+    started: str
+    cwd: str
+    items: list[tuple[str, str, Any]] = field(default_factory=list)  # (timestamp, "prompt"|"call", payload)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text") or ""))
+                elif block.get("type") == "tool_result":
+                    parts.append(_text(block.get("content")))
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    return "" if content is None else json.dumps(content)
+
+
+def load_project(directory: Path) -> list[Session]:
+    """The project's sessions in time order, copies merged by entry uuid and tool_use_id."""
+    entries: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("*.jsonl*")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and entry.get("type") in ("user", "assistant") and entry.get("sessionId"):
+                    entries.setdefault(str(entry.get("uuid") or len(entries)), entry)
+    sessions: dict[str, Session] = {}
+    calls: dict[str, Call] = {}
+    for entry in sorted(entries.values(), key=lambda e: str(e.get("timestamp") or "")):
+        if entry.get("isSidechain"):
+            continue  # a subagent's own calls run under the Task call's hooks in another session context
+        sid, stamp, cwd = str(entry["sessionId"]), str(entry.get("timestamp") or ""), str(entry.get("cwd") or "/")
+        session = sessions.setdefault(sid, Session(sid, stamp, cwd))
+        message = entry.get("message") or {}
+        content = message.get("content")
+        if entry["type"] == "user" and isinstance(content, str):
+            if not entry.get("isMeta") and content.strip() and not content.startswith("<command-"):
+                session.items.append((stamp, "prompt", content))
+            continue
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("id") and block["id"] not in calls:
+                call = Call(str(block["id"]), str(block.get("name") or ""), block.get("input") or {}, cwd)
+                calls[call.tool_use_id] = call
+                session.items.append((stamp, "call", call))
+            elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
+                call = calls[block["tool_use_id"]]
+                if call.result is None:
+                    call.result = _text(block.get("content"))
+                    call.is_error = bool(block.get("is_error"))
+            elif block.get("type") == "text" and entry["type"] == "user" and not any(
+                    b.get("type") == "tool_result" for b in content if isinstance(b, dict)):
+                session.items.append((stamp, "prompt", block.get("text") or ""))
+    return sorted((s for s in sessions.values() if s.items), key=lambda s: s.started)
+
+
+@dataclass
+class SessionFigures:
+    session_id: str
+    calls: int = 0
+    errors: int = 0
+    denials: int = 0
+    denied_then_succeeded: int = 0
+    warnings: int = 0
+    injected_chars: int = 0
+    start_text: str = ""
+    quoted_non_failures: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+
+
+def _common(session: Session, event: str, cwd: str) -> dict[str, Any]:
+    return {"session_id": session.session_id, "cwd": cwd, "hook_event_name": event,
+            "transcript_path": f"/home/user/.claude/projects/x/{session.session_id}.jsonl",
+            "permission_mode": "default"}
+
+
+def _injected(output: Any) -> list[str]:
+    specific = output.get("hookSpecificOutput") if isinstance(output, dict) else None
+    if not isinstance(specific, dict):
+        return []
+    texts = [specific.get("additionalContext"), specific.get("permissionDecisionReason")]
+    return [t for t in texts if isinstance(t, str) and t]
+
+
+def replay_project(sessions: list[Session], database_url: str, project: str) -> list[SessionFigures]:
+    settings = Settings.from_env({})
+    figures: list[SessionFigures] = []
+    with Memory(database_url, settings=settings, project=f"transcripts/{project}") as memory:
+        for session in sessions:
+            fig = SessionFigures(session.session_id)
+            figures.append(fig)
+
+            def send(event: dict[str, Any], fig: SessionFigures = fig) -> dict[str, Any] | None:
+                try:
+                    output = claude_code.handle(event, memory)
+                except Exception:  # noqa: BLE001 - counted: the acceptance asks for none
+                    fig.exceptions.append(traceback.format_exc(limit=3))
+                    return None
+                for text in _injected(output):
+                    fig.injected_chars += len(text)
+                    for kind, marks in NON_FAILURE_MARKS.items():
+                        if any(m in text for m in marks):
+                            fig.quoted_non_failures.append(f"{kind}: {text[:300]}")
+                return output
+
+            start = send(_common(session, "SessionStart", session.cwd) | {"source": "startup"})
+            fig.start_text = "\n".join(_injected(start))
+            for _stamp, kind, payload in session.items:
+                if kind == "prompt":
+                    send(_common(session, "UserPromptSubmit", session.cwd) | {"prompt": payload})
+                    continue
+                call: Call = payload
+                fig.calls += 1
+                base = _common(session, "PreToolUse", call.cwd) | {
+                    "tool_name": call.name, "tool_input": call.input, "tool_use_id": call.tool_use_id}
+                out = send(base)
+                specific = (out or {}).get("hookSpecificOutput") or {}
+                if specific.get("permissionDecision") == "deny":
+                    fig.denials += 1
+                    fig.denied_then_succeeded += call.result is not None and not call.is_error
+                elif specific.get("additionalContext"):
+                    fig.warnings += 1
+                if call.result is None:
+                    continue  # the session ended before the call returned
+                if call.is_error:
+                    fig.errors += 1
+                    send(base | {"hook_event_name": "PostToolUseFailure", "error": call.result,
+                                 "is_interrupt": False})
+                else:
+                    send(base | {"hook_event_name": "PostToolUse", "tool_response": call.result})
+    return figures
+
+
+def summarise(project: str, figures: list[SessionFigures]) -> dict[str, Any]:
+    later = figures[1:]
+    return {
+        "project": project,
+        "sessions": len(figures),
+        "tool_calls": sum(f.calls for f in figures),
+        "error_results": sum(f.errors for f in figures),
+        "denials": sum(f.denials for f in figures),
+        "denied_then_succeeded": sum(f.denied_then_succeeded for f in figures),
+        "warnings": sum(f.warnings for f in figures),
+        "handler_exceptions": sum(len(f.exceptions) for f in figures),
+        "injected_texts_quoting_non_failures": sum(len(f.quoted_non_failures) for f in figures),
+        "later_sessions_starting_with_an_order": sum(any(m in f.start_text for m in ORDER_MARKS) for f in later),
+        "later_sessions_with_start_text": sum(bool(f.start_text) for f in later),
+        "injected_chars": sum(f.injected_chars for f in figures),
+        "mean_injected_chars_per_session": round(sum(f.injected_chars for f in figures) / len(figures), 1)
+        if figures else 0,
+        "examples_quoting_non_failures": [q for f in figures for q in f.quoted_non_failures][:5],
+        "examples_exceptions": [e for f in figures for e in f.exceptions][:3],
+        "example_start_texts": [f.start_text[:600] for f in later if f.start_text][:3],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--label", default="this branch")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    projects = sorted(p for p in DATA.iterdir() if p.is_dir()) if DATA.is_dir() else []
+    if not projects:
+        print(f"no transcripts under {DATA}", file=sys.stderr)
+        return 2
+    rows = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="vlk-transcripts-") as tmp:
+        for directory in projects:
+            sessions = load_project(directory)
+            figures = replay_project(sessions, f"sqlite:///{tmp}/{directory.name}.db", directory.name)
+            rows.append(summarise(directory.name, figures))
+            print(f"{directory.name}: {json.dumps({k: v for k, v in rows[-1].items() if not k.startswith('ex')})}",
+                  file=sys.stderr)
+    report = {"label": args.label, "command": "python bench/transcripts.py", "seconds": round(
+        time.perf_counter() - started, 1), "projects": rows}
+    print(json.dumps(report, indent=2))
+    if not args.no_write:
+        write(report)
+    return 0
+
+
+def write(report: dict[str, Any]) -> None:
+    path = RESULTS / "transcripts.json"
+    runs = json.loads(path.read_text()) if path.exists() else {}
+    runs[report["label"]] = report
+    path.write_text(json.dumps(runs, indent=2) + "\n")
+    lines = ["# Real Claude Code transcripts through the hooks", "",
+             "Command: `.venv/bin/python bench/transcripts.py` (the baseline: `VLK_BENCH_SRC=/work/main/src "
+             ".venv/bin/python bench/transcripts.py --label main`). Every error result is sent as "
+             "PostToolUseFailure (the hardest case for the failure classifier); see the module docstring.", ""]
+    columns = ["sessions", "tool_calls", "error_results", "denials", "denied_then_succeeded", "warnings",
+               "handler_exceptions", "injected_texts_quoting_non_failures", "later_sessions_starting_with_an_order",
+               "later_sessions_with_start_text", "injected_chars", "mean_injected_chars_per_session"]
+    lines.append("| run | project | " + " | ".join(c.replace("_", " ") for c in columns) + " |")
+    lines.append("| --- | --- |" + " ---: |" * len(columns))
+    for label, run in runs.items():
+        for row in run["projects"]:
+            lines.append(f"| {label} | {row['project']} | " + " | ".join(str(row[c]) for c in columns) + " |")
+    for label, run in runs.items():
+        lines += ["", f"## {label}: examples", ""]
+        for row in run["projects"]:
+            for key in ("examples_quoting_non_failures", "examples_exceptions", "example_start_texts"):
+                for example in row[key]:
+                    lines.append(f"- {row['project']}, {key.replace('_', ' ')}: `{' '.join(example.split())[:400]}`")
+    (RESULTS / "transcripts.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""The one classifier of error results (hosts/failures.py): the host's refusals are not the agent's failures.
+
+Texts are those of real Claude Code transcripts (../shared/data/claude-code-sessions, CLI 1.0.53 and 2.1.x)
+and of the real CLI 2.1.328 (tests/test_hooks_e2e.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vlk_memact.hosts import failures
+
+NON_FAILURES = [
+    ("<tool_use_error>Sibling tool call errored</tool_use_error>", failures.SIBLING),
+    ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+     "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
+     "to proceed.", failures.PERMISSION),
+    ("Error: The user doesn't want to proceed with this tool use.", failures.PERMISSION),
+    ("cd to '/tmp' was blocked. For security, Claude Code may only change directories to child directories of "
+     "the allowed working directories for this session (including '/home/u/p').", failures.PERMISSION),
+    ("Permission to use Bash has been denied.", failures.PERMISSION),
+    ("<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>",
+     failures.INPUT_CHECK),
+    ("File has not been read yet. Read it first before writing to it.", failures.INPUT_CHECK),
+    ("String to replace not found in file.\nString: foo", failures.INPUT_CHECK),
+    ("Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set "
+     "replace_all to true.", failures.INPUT_CHECK),
+    ("No changes to make: old_string and new_string are exactly the same.", failures.INPUT_CHECK),
+    ("<tool_use_error>File has been modified since read, either by the user or by a linter.</tool_use_error>",
+     failures.INPUT_CHECK),
+    ("<tool_use_error>Error: No such tool available: Frobnicate</tool_use_error>", failures.INPUT_CHECK),
+    ("<tool_use_error>File does not exist.</tool_use_error>", failures.INPUT_CHECK),
+    ("[Request interrupted by user for tool use]", failures.INTERRUPT),
+]
+
+FAILURES = [
+    "Exit code 1\nError: Cannot find module express",
+    "File does not exist. Note: your current working directory is /work/project.",
+    "Exit code 1\nbash: ./run.sh: Permission denied",
+    "Exit code 128\nerror: cannot pull with rebase: You have unstaged changes.",
+    "Command timed out after 2m 0.0s",
+    "EISDIR: illegal operation on a directory, read",
+    "Exit code 1\nThe test said: String to replace not found in file",  # quoted inside real output
+    "",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), NON_FAILURES)
+def test_host_refusals_are_not_failures(text: str, kind: str) -> None:
+    assert failures.non_failure(text) == kind
+    assert not failures.is_failure(text)
+
+
+@pytest.mark.parametrize("text", FAILURES)
+def test_errors_raised_while_a_tool_runs_are_failures(text: str) -> None:
+    assert failures.non_failure(text) is None and failures.is_failure(text)
+
+
+def test_an_interrupt_flag_is_never_a_failure() -> None:
+    assert not failures.is_failure("Exit code 130", interrupted=True)
+
+
+@pytest.mark.parametrize("text", ["Error", "Exit code 1", "Exit code 1\n", "File does not exist.", "failed",
+                                  "File does not exist. Note: your current working directory is /w/p."])
+def test_errors_that_name_nothing_are_generic(text: str) -> None:
+    assert failures.is_generic(text)
+
+
+@pytest.mark.parametrize("text", ["Exit code 1\nError: Cannot find module express",
+                                  "make: *** No rule to make target 'clean'.  Stop."])
+def test_specific_errors_are_not_generic(text: str) -> None:
+    assert not failures.is_generic(text)
