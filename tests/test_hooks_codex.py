@@ -138,7 +138,7 @@ def test_sessions_start_with_the_projects_lesson_and_a_prompt_adds_only_news(mem
         failed(memory, rollout)
     start = {"session_id": "next", "cwd": "/tmp/p", "hook_event_name": "SessionStart", "source": "startup"}
     text = context(codex.handle(start, memory))
-    assert text.startswith("vlk-memact: what earlier sessions of this project learned") and "nonexistent" in text
+    assert text.startswith("vlk-memact: what") and "earlier sessions of this project" in text and "nonexistent" in text
     prompt = {"session_id": "next", "cwd": "/tmp/p", "hook_event_name": "UserPromptSubmit", "prompt": "go"}
     assert codex.handle(prompt, memory) is None
     compacted = context(codex.handle({**start, "session_id": SESSION, "source": "compact"}, memory))

@@ -39,6 +39,8 @@ SESSION_SOURCES = ("startup", "resume", "clear", "compact")
 SHELL_TOOL = "Bash"
 EDIT_TOOLS = frozenset({"apply_patch", "Edit", "Write"})
 SHELL_TOOLS = frozenset({SHELL_TOOL})
+# Tools whose success changes nothing the next call sees (any other tool, write_stdin included, counts as a change).
+READ_TOOLS = frozenset({"view_image", "get_goal"})
 IGNORED_FIELDS: Mapping[str, frozenset[str]] = {SHELL_TOOL: frozenset({"description"})}
 ROLLOUT_TAIL_BYTES = 512 * 1024  # the newest records; a call's record is written right after it ends
 ROLLOUT_WAIT_SECONDS = 0.4  # how long a hook waits for a record not written yet
@@ -63,7 +65,7 @@ def tool_call(event: Mapping[str, Any]) -> capture.ToolCall:
     base = claude_tool_call(event)
     return capture.ToolCall(
         session_id=base.session_id, cwd=base.cwd, tool_name=base.tool_name, tool_input=base.tool_input,
-        tool_use_id=base.tool_use_id, edit_tools=EDIT_TOOLS, shell_tools=SHELL_TOOLS,
+        tool_use_id=base.tool_use_id, edit_tools=EDIT_TOOLS, shell_tools=SHELL_TOOLS, read_tools=READ_TOOLS,
         ignored_fields=IGNORED_FIELDS,
     )
 
@@ -143,7 +145,7 @@ def _pre_tool(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None
     call = tool_call(event)
     if _own(call.tool_name):
         return None
-    decision = capture.before_call(memory, call)
+    decision = capture.before_call(memory, call, say_warning=False)
     if decision.action == guard.DENY and decision.text:
         # Never "allow": that would skip the user's approval rules. Deny, or say nothing.
         return envelope("PreToolUse", permissionDecision="deny", permissionDecisionReason=decision.text)

@@ -49,6 +49,8 @@ SHELL_TOOL = "bash"
 # OpenCode's built-in tools that change files (packages/opencode/src/tool/registry.ts).
 EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch"})
 SHELL_TOOLS = frozenset({SHELL_TOOL})
+# Built-in tools whose success changes nothing the next call sees (any other tool counts as a change).
+READ_TOOLS = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite"})
 IGNORED_FIELDS: Mapping[str, frozenset[str]] = {SHELL_TOOL: frozenset({"description", "timeout"})}
 # OpenCode names the file of a call in camelCase; the core reads file_path.
 _RENAMED = {"filePath": "file_path"}
@@ -101,6 +103,7 @@ def tool_call(event: Mapping[str, Any]) -> capture.ToolCall:
         tool_use_id=_text(event, "call_id", required=False),
         edit_tools=EDIT_TOOLS,
         shell_tools=SHELL_TOOLS,
+        read_tools=READ_TOOLS,
         ignored_fields=IGNORED_FIELDS,
     )
 
@@ -144,7 +147,7 @@ def _before(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
     call = tool_call(event)
     if _own(call):
         return None
-    decision = capture.before_call(memory, call)
+    decision = capture.before_call(memory, call, say_warning=False)
     if decision.action == guard.DENY and decision.text:
         return {"deny": decision.text}
     return None  # a warning goes out with this call's tool.execute.after (next to its result)
