@@ -46,9 +46,11 @@ def start(db_file: Path, log: Path, preexec=None, url: str | None = None, **env:
 
 
 def record_some(server: FaultServer, words: list[str]) -> dict[int, str]:
+    """Distinct observations, too short to share a template (grouping learns a word parameter only where
+    lines agree on four other tokens), so only LOOP forms a loop."""
     acknowledged = {}
     for word in words:
-        data = server.ok("vlk_record_state", raw_log=f"observed the {word} step fail")
+        data = server.ok("vlk_record_state", raw_log=f"step {word} failed")
         acknowledged[data["timeline_id"]] = word
     return acknowledged
 
@@ -70,7 +72,7 @@ def test_a_full_disk_refuses_writes_whole_keeps_reads_and_recovers_once_space_is
             looped = [server.ok("vlk_record_state", raw_log=LOOP)["timeline_id"] for _ in range(3)]
             filler = fill_up(folder)
 
-            is_error, text, _ = server.tool("vlk_record_state", raw_log="observed the echo step fail")
+            is_error, text, _ = server.tool("vlk_record_state", raw_log="step echo failed")
             assert is_error
             assert text.startswith(f"The disk holding {db_file} is full"), text
             assert "nothing of this call was saved" in text and "free space" in text
@@ -85,7 +87,7 @@ def test_a_full_disk_refuses_writes_whole_keeps_reads_and_recovers_once_space_is
             assert not any(s["origin"] == "anchor" for s in slots.values())
 
             filler.unlink()  # space is back: the same process writes again
-            data = server.ok("vlk_record_state", raw_log="observed the echo step fail")
+            data = server.ok("vlk_record_state", raw_log="step echo failed")
             acknowledged[data["timeline_id"]] = "echo"
             context = server.ok("vlk_fetch_context")
             assert len(context["loops"]) == 1 and sorted(context["loops"][0]["archived_ids"]) == looped
@@ -143,7 +145,7 @@ def test_a_read_only_file_and_directory_refuse_the_first_write_serve_reads_and_r
     server = start(db_file, tmp_path / "server.log", without_permission_override)
     try:
         assert set(acknowledged) == set(history_ids(server))  # start-up and reads work
-        is_error, text, _ = server.tool("vlk_record_state", raw_log="observed the charlie step fail")
+        is_error, text, _ = server.tool("vlk_record_state", raw_log="step charlie failed")
         assert is_error
         assert text.startswith(f"The database {db_file} is read-only for this process"), text
         assert "permissions" in text and "chmod u+w" in text and "nothing of this call was saved" in text
@@ -155,7 +157,7 @@ def test_a_read_only_file_and_directory_refuse_the_first_write_serve_reads_and_r
 
         folder.chmod(0o755)
         db_file.chmod(0o644)
-        data = server.ok("vlk_record_state", raw_log="observed the charlie step fail")  # no restart
+        data = server.ok("vlk_record_state", raw_log="step charlie failed")  # no restart
         acknowledged[data["timeline_id"]] = "charlie"
         assert set(acknowledged) == set(history_ids(server))
     finally:
@@ -183,7 +185,7 @@ def test_mode_ro_in_the_url_serves_reads_and_names_the_setting_at_the_first_writ
     server = start(db_file, tmp_path / "server.log", url=f"sqlite:///{db_file}?mode=ro")
     try:
         assert set(acknowledged) == set(history_ids(server))
-        is_error, text, _ = server.tool("vlk_record_state", raw_log="observed the bravo step fail")
+        is_error, text, _ = server.tool("vlk_record_state", raw_log="step bravo failed")
         assert is_error
         assert text == (f"The database {db_file} is opened read-only (mode=ro in DATABASE_URL), so nothing of "
                         "this call was saved; remove mode=ro from DATABASE_URL to record: reads keep working.")
@@ -292,7 +294,7 @@ def test_a_stuck_writer_gives_a_bounded_wait_then_a_retryable_error_and_the_next
             assert set(acknowledged) == set(history_ids(server))  # reads do not wait for the writer
 
             started = time.monotonic()
-            waiting = server.tool_request("vlk_record_state", {"raw_log": "observed the charlie step fail"})
+            waiting = server.tool_request("vlk_record_state", {"raw_log": "step charlie failed"})
             time.sleep(0.2)  # the write is now waiting for the lock; a read in the same server does not queue
             (read,) = server.wait_for(server.tool_request("vlk_get_history", {"limit": 500}), timeout=1.0)
             assert {s["id"] for s in read["result"]["structuredContent"]["slots"]} == set(acknowledged)
@@ -318,7 +320,7 @@ def test_a_stuck_writer_gives_a_bounded_wait_then_a_retryable_error_and_the_next
             locker.stdin.close()
             assert locker.wait(timeout=30) == 0
 
-        data = server.ok("vlk_record_state", raw_log="observed the charlie step fail")
+        data = server.ok("vlk_record_state", raw_log="step charlie failed")
         acknowledged[data["timeline_id"]] = "charlie"
         server.ok("vlk_fetch_context")
         assert set(acknowledged) == set(history_ids(server))

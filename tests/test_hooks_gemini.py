@@ -94,6 +94,16 @@ def test_after_an_edit_the_repeat_runs_and_its_result_carries_the_warning(memory
     assert "something has changed since it last failed" in text  # the warning BeforeTool could not carry
 
 
+def test_a_successful_read_of_another_file_is_no_change_and_the_repeat_stays_denied(memory: Memory):
+    three_failures(memory)
+    session = fail()["session_id"]
+    read = event("AfterTool-read_file", session_id=session, tool_input={"file_path": "/tmp/README.md"},
+                 tool_response={"llmContent": "# readme", "returnDisplay": ""})
+    assert gemini.handle(read, memory) is None
+    answer = gemini.handle(before(), memory)
+    assert answer is not None and answer["decision"] == "deny"
+
+
 def test_warn_mode_never_denies(database_url: str):
     with Memory(database_url, settings=replace(Settings(), hook_guard="warn"), project="p") as memory:
         three_failures(memory)

@@ -29,8 +29,10 @@ async def hammer(url: str, client_index: int, acknowledged: list[int]) -> None:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
         async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
             for n in range(PER_CLIENT):
+                # Distinct errors differ by an anchor (a code): plain words varying where the rest agrees
+                # are one error with a parameter to fingerprint.group.
                 raw = ("Error: upstream is down" if n % 8 == 0 else
-                       f"Error: {word(client_index * 100 + n)} refused the request")
+                       f"Error: {word(client_index * 100 + n).upper()}_UPSTREAM refused the request")
                 result = await client.call_tool("vlk_record_state", {"raw_log": raw, "session_id": "shared"})
                 assert not result.is_error, result.content
                 acknowledged.append(result.structured_content["timeline_id"])

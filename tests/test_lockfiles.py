@@ -17,7 +17,8 @@ LOCKFILES = sorted(p for p in ROOT.glob("**/package-lock.json") if "node_modules
 
 
 def test_the_project_has_its_lockfiles() -> None:
-    assert {p.parent.relative_to(ROOT).as_posix() for p in LOCKFILES} >= {"tests/node", "tests/conformance", "bench/node"}
+    assert {p.parent.relative_to(ROOT).as_posix() for p in LOCKFILES} >= {
+        "tests/node", "tests/conformance", "bench/node", "tests/opencode", "tests/codex"}
 
 
 @pytest.mark.parametrize("lockfile", LOCKFILES, ids=lambda p: p.parent.relative_to(ROOT).as_posix())

@@ -62,11 +62,12 @@ def plan(worker: int) -> list[tuple[str, str]]:
     """
     tag = words_for(worker, 1)
     half = RECORDS_PER_WORKER // 2
-    # Each distinct text carries its own code (an anchor): texts differing in one plain word would be
-    # one error with a parameter to fingerprint.group.
-    shared = [f"note {tag} shared {code(i)} observed" for i in range(half - len(SHARED_LOOPS))]
+    # Each distinct text carries its own code (an anchor), the writer's tag included: texts differing in a
+    # plain word (the tag) where they agree elsewhere are one error with a parameter to fingerprint.group.
+    mark = tag.upper()
+    shared = [f"note shared {code(i)}_{mark} observed" for i in range(half - len(SHARED_LOOPS))]
     private_loops = [t for t in PRIVATE_LOOPS for _ in range(PRIVATE_LOOP_REPEATS)]
-    private = [f"note {tag} private {code(i)} observed" for i in range(half - len(private_loops))]
+    private = [f"note private {code(i)}_{mark} observed" for i in range(half - len(private_loops))]
     loops = SHARED_LOOPS[worker % len(SHARED_LOOPS) :] + SHARED_LOOPS[: worker % len(SHARED_LOOPS)]
     for n, text in enumerate(loops):
         shared.insert(n * (len(shared) // len(loops)) + worker, text)

@@ -4,6 +4,8 @@ Two things go wrong with hooks and MCP entries in practice: the command they run
 (the virtualenv that held vlk-memact was deleted or moved), and vlk-memact is installed twice (hooks
 in two scopes, or hooks beside the plugin, so every event is recorded twice; two MCP entries under
 different names, so the model sees every tool twice). Claude Code loads all of these together.
+OpenCode's plugin and Codex CLI's hooks have their checks in their installer modules
+(opencode_install.checks, codex_install.checks: for Codex, also the hooks it would skip as untrusted).
 """
 
 from __future__ import annotations
@@ -18,11 +20,19 @@ HOSTS = "hosts"
 
 
 def host_checks(project_dir: Path | None = None, home: Path | None = None) -> list[Check]:
-    """Claude Code's vlk-memact hooks, MCP entries and plugin for this project directory."""
-    from .hosts import install
+    """Every host's vlk-memact installation for this project directory (each host module has its checks)."""
+    from .hosts import codex_install, install, opencode_install
 
     project_dir = (project_dir or Path.cwd()).resolve()
     home = home or install.home_dir()
+    return (_claude_code_checks(project_dir, home) + opencode_install.checks(project_dir, home)
+            + codex_install.checks(home))
+
+
+def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:
+    """Claude Code's vlk-memact hooks, MCP entries and plugin for this project directory."""
+    from .hosts import install
+
     checks = _unreadable_files(install, project_dir, home)
     found = install.installations(project_dir, home)
     if not found:

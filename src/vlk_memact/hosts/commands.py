@@ -10,7 +10,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Host name -> the module with its HOST, handle(event, memory) and STORE_ONLY_EVENTS (a new host adds a line).
-HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code", "gemini": "vlk_memact.hosts.gemini"}
+HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code", "gemini": "vlk_memact.hosts.gemini",
+            "opencode": "vlk_memact.hosts.opencode", "codex": "vlk_memact.hosts.codex"}
+# Hosts whose install and uninstall live in a module of their own (run_command(args)).
+INSTALLERS = {"gemini": "vlk_memact.hosts.gemini_install", "opencode": "vlk_memact.hosts.opencode_install",
+              "codex": "vlk_memact.hosts.codex_install"}
 HOSTS = tuple(HANDLERS)
 
 
@@ -34,9 +38,13 @@ def register(sub: Any) -> None:
     install.add_argument("--scope", choices=["local", "project", "user"],
                          help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
                          ".mcp.json; user: ~/.claude/settings.json. Gemini CLI: user (default, "
-                         "~/.gemini/settings.json) or project (.gemini/settings.json)")
+                         "~/.gemini/settings.json) or project (.gemini/settings.json). OpenCode: project (default, "
+                         ".opencode/plugins/) or user (~/.config/opencode/plugins/). Codex: user only "
+                         "($CODEX_HOME/hooks.json)")
     install.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
     install.add_argument("--no-mcp", action="store_true", help="hooks only, no MCP server entry")
+    install.add_argument("--trust", action="store_true",
+                         help="Codex: also trust the installed hooks (Codex's own hashes, from `codex app-server`)")
 
     uninstall = sub.add_parser("uninstall", help="remove exactly what install added")
     uninstall.add_argument("host", choices=HOSTS)
@@ -48,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
-    if args.host == "gemini":
-        from .gemini_install import run_command
+    if args.host in INSTALLERS:
+        from importlib import import_module
 
-        return run_command(args)
+        return int(import_module(INSTALLERS[args.host]).run_command(args))
     from pathlib import Path
 
     from . import install

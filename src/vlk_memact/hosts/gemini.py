@@ -65,6 +65,7 @@ def tool_call(event: ge.Event) -> capture.ToolCall:
         tool_use_id=call.call_id,
         edit_tools=ge.EDIT_TOOLS,
         shell_tools=ge.SHELL_TOOLS,
+        read_tools=ge.READ_TOOLS,
         ignored_fields=ge.IGNORED_FIELDS,
     )
 

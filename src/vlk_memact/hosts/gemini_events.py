@@ -25,6 +25,10 @@ SHELL_TOOL = "run_shell_command"
 # Gemini CLI's EDIT_TOOL_NAMES (packages/core/src/tools/tool-names.ts): the tools that change files.
 EDIT_TOOLS = frozenset({"replace", "write_file"})
 SHELL_TOOLS = frozenset({SHELL_TOOL})
+# Built-in tools that only read local files or the tool list: their success changes nothing a retry would see
+# (web_fetch and google_web_search are not here: the guard counts a network fetch as a change).
+READ_TOOLS = frozenset({"read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep",
+                        "write_todos"})
 # Fields that describe a call to the user without changing what runs.
 IGNORED_FIELDS: Mapping[str, frozenset[str]] = {SHELL_TOOL: frozenset({"description"})}
 # vlk-memact's own MCP tools: their errors are the model's input mistakes, not the project's failures.

@@ -1,0 +1,173 @@
+"""`vlk-memact install|uninstall opencode`: one plugin file in OpenCode's plugin folder, nothing else.
+
+OpenCode loads every JS module in `<project>/.opencode/plugins/` (scope `project`, the default: the git
+root of the current directory, else the directory) and in `~/.config/opencode/plugins/` (scope `user`;
+XDG_CONFIG_HOME is honoured). Install writes `vlk-memact.js` there (opencode_plugin.js with this
+installation's command filled in); the first line marks it as ours. A second install changes nothing,
+an older copy of ours is brought up to date, a file of that name that is not ours is refused. Uninstall
+removes our file only (and the plugins folder if we created it and it is empty): other plugins and
+every setting stay as they were. `installations()` and `checks()` serve `vlk-memact doctor`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..checks import Check, failed, passed
+from ..errors import InvalidInput
+from .install import executable, home_dir
+
+HOST = "opencode"
+SCOPES = ("project", "user")
+DEFAULT_SCOPE = "project"
+FILE_NAME = "vlk-memact.js"
+MARKER = "// vlk-memact for OpenCode: written by `vlk-memact install opencode`"
+TIMEOUT_MS = 10_000  # the plugin's own cap per event; the hook's deadline (VLK_HOOK_DEADLINE_MS) is far below
+
+
+def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None) -> Path:
+    """The plugins folder OpenCode reads for this scope."""
+    if scope not in SCOPES:
+        raise InvalidInput(f"OpenCode has the scopes {' and '.join(SCOPES)}, not {scope!r}")
+    if scope == "user":
+        config = os.environ.get("XDG_CONFIG_HOME")
+        own_home = home is None or home == home_dir()  # another HOME (a test, doctor --home) has its own
+        base = Path(config) if config and own_home else (home or home_dir()) / ".config"
+        return base / "opencode" / "plugins"
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder / ".opencode" / "plugins"
+    return start / ".opencode" / "plugins"
+
+
+def hook_command() -> list[str]:
+    """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter."""
+    command, prefix = executable()
+    return [command, *prefix]
+
+
+def plugin_text(command: list[str] | None = None) -> str:
+    """The plugin file for this installation."""
+    template = resources.files(__package__).joinpath("opencode_plugin.js").read_text(encoding="utf-8")
+    return (template.replace("__COMMAND__", json.dumps(command or hook_command()))
+            .replace("__TIMEOUT_MS__", str(TIMEOUT_MS)))
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.readline().startswith(MARKER)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def command_of(path: Path) -> list[str] | None:
+    """The command an installed plugin runs (its COMMAND line), None when unreadable."""
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("const COMMAND = "):
+                value = json.loads(line[len("const COMMAND = "):].rstrip(";"))
+                return [str(v) for v in value] if isinstance(value, list) and value else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return None
+
+
+@dataclass
+class Result:
+    path: Path
+    changed: bool
+    message: str
+
+
+def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dry_run: bool = False,
+            command: list[str] | None = None) -> Result:
+    """Write (or update) our plugin file; a second run changes nothing."""
+    path = plugin_dir(scope, cwd, home) / FILE_NAME
+    text = plugin_text(command)
+    if path.exists():
+        if not is_ours(path):
+            raise InvalidInput(f"{path} exists and was not written by vlk-memact; move it, then run this again.")
+        if path.read_text(encoding="utf-8") == text:
+            return Result(path, False, f"{path}: nothing to install (already in place).")
+        verb = "updated"
+    else:
+        verb = "added"
+    if dry_run:
+        return Result(path, True, f"{path}: would be {verb}.\n{text}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{FILE_NAME}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)  # OpenCode never loads half a file
+    return Result(path, True, f"{path}: {verb} the vlk-memact plugin.")
+
+
+def uninstall(scope: str, *, cwd: Path | None = None, home: Path | None = None, dry_run: bool = False) -> Result:
+    """Remove our plugin file (only ours); an empty plugins folder goes with it."""
+    folder = plugin_dir(scope, cwd, home)
+    path = folder / FILE_NAME
+    if not path.exists():
+        return Result(path, False, f"{path}: nothing to uninstall (absent).")
+    if not is_ours(path):
+        return Result(path, False, f"{path}: kept (not written by vlk-memact).")
+    if dry_run:
+        return Result(path, True, f"{path}: would be removed.")
+    path.unlink()
+    for empty in (folder, folder.parent) if scope == "project" else (folder,):
+        try:
+            empty.rmdir()  # only when empty: .opencode/plugins, then .opencode
+        except OSError:
+            break
+    return Result(path, True, f"{path}: removed the vlk-memact plugin.")
+
+
+def run_command(args: Any) -> int:
+    """`vlk-memact install|uninstall opencode [--scope project|user] [--dry-run]`."""
+    if args.scope not in (None, *SCOPES):
+        raise InvalidInput(f"OpenCode has the scopes {' and '.join(SCOPES)}, not {args.scope!r}")
+    if args.command == "install":
+        result = install(args.scope or DEFAULT_SCOPE, dry_run=args.dry_run)
+        print(result.message)
+        if result.changed and not args.dry_run:
+            print("OpenCode loads it at its next start.")
+        return 0
+    for scope in (args.scope,) if args.scope else SCOPES:
+        print(uninstall(scope, dry_run=args.dry_run).message)
+    return 0
+
+
+def installations(cwd: Path | None = None, home: Path | None = None) -> list[Path]:
+    """The vlk-memact plugin files OpenCode would load here."""
+    return [p for p in (plugin_dir(s, cwd, home) / FILE_NAME for s in SCOPES) if p.exists() and is_ours(p)]
+
+
+def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:
+    """doctor: each installed plugin runs a vlk-memact that exists, and is the current plugin text."""
+    found = installations(cwd, home)
+    if not found:
+        return [passed("hosts", "opencode", "no plugin installed (optional: `vlk-memact install opencode`)")]
+    out = []
+    for path in found:
+        command = command_of(path)
+        program = command[0] if command else None
+        if not program or not os.access(program, os.X_OK):
+            out.append(failed("hosts", "opencode plugin command", f"{path} runs {program or '(unreadable)'}, "
+                              "which does not exist or is not executable",
+                              "run `vlk-memact install opencode` again from the environment vlk-memact is "
+                              "installed in (it rewrites the plugin), or `vlk-memact uninstall opencode`"))
+        elif path.read_text(encoding="utf-8") != plugin_text(command):
+            out.append(failed("hosts", "opencode plugin current", f"{path} was written by another version",
+                              "run `vlk-memact install opencode` again"))
+        else:
+            out.append(passed("hosts", "opencode plugin", f"{path} runs {' '.join(command or [])}"))
+    if len(found) > 1:
+        out.append(passed("hosts", "opencode plugin installed once",
+                          f"{len(found)} copies ({', '.join(map(str, found))}); the first one OpenCode loads "
+                          "answers, the other stays silent"))
+    return out

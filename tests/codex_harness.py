@@ -1,0 +1,102 @@
+"""The real Codex CLI (pinned in tests/codex) headless against a scripted model on loopback.
+
+`run_codex` starts `codex exec --json` with an isolated HOME and CODEX_HOME whose config.toml declares
+one model provider (`wire_api = "responses"`, base URL = the scripted server of tests/scripted_openai.py),
+no approvals and no sandbox (the hooks, not the sandbox, are under test). Codex's shell tool is
+`exec_command` with `{cmd}`; its hooks see it as `Bash` with `{command}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from scripted_openai import MODEL, Reply, call
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_DIR = ROOT / "tests" / "codex"
+CODEX = CLI_DIR / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
+INSTALL = "npm ci --prefix tests/codex"
+BYPASS_TRUST = "--dangerously-bypass-hook-trust"
+
+
+def shell(command: str) -> Reply:
+    """A scripted reply: the model calls Codex's exec_command."""
+    return call("exec_command", cmd=command)
+
+
+def missing_cli() -> str | None:
+    if not CODEX.exists():
+        return f"the pinned Codex CLI is not installed ({CODEX} missing); run `{INSTALL}`"
+    return None
+
+
+def write_config(home: Path, base_url: str, extra: str = "") -> Path:
+    """$CODEX_HOME/config.toml: the scripted provider, never ask, no sandbox."""
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'''model = "{MODEL}"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.fake]
+name = "scripted"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "FAKE_API_KEY"
+{extra}''', encoding="utf-8")
+    return path
+
+
+def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "FAKE_API_KEY": "test-key-not-checked",
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+def run_codex(
+    prompt: str,
+    *,
+    home: Path,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    args: Iterable[str] = (BYPASS_TRUST,),
+    timeout: float = 240,
+) -> subprocess.CompletedProcess[str]:
+    """`codex exec --json PROMPT` headless in `cwd`, with HOME=`home` (write_config first)."""
+    assert CODEX.exists(), missing_cli()
+    command = [str(CODEX), "exec", "--json", "--skip-git-repo-check", *args, prompt]
+    return subprocess.run(command, cwd=cwd, env=cli_env(home, env), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def events(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    out = []
+    for line in result.stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def thread_id(result: subprocess.CompletedProcess[str]) -> str | None:
+    """The session id (Codex's thread id, the hooks' session_id)."""
+    for event in events(result):
+        if event.get("type") == "thread.started":
+            return event.get("thread_id")
+    return None

@@ -1,0 +1,126 @@
+"""The real OpenCode CLI (pinned in tests/opencode) headless against a scripted model on loopback.
+
+`run_opencode` starts `opencode run --format json` with an isolated HOME and XDG folders, a global
+`opencode.json` that declares one provider (`@ai-sdk/openai-compatible`, base URL = the scripted
+server of tests/scripted_openai.py) and allows bash, and every switch that keeps OpenCode from
+reaching the network for itself (models list, updates, LSP downloads, sharing). OpenCode installs
+`@ai-sdk/openai-compatible` (and `@opencode-ai/plugin`, into each config and `.opencode` folder) with
+npm from the registry: npm's cache lives under tests/opencode/.cache (ignored by git), so the
+download happens once per checkout, not once per test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from scripted_openai import MODEL, Reply, call
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_DIR = ROOT / "tests" / "opencode"
+OPENCODE = CLI_DIR / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+PLUGIN_TYPES = CLI_DIR / "node_modules" / "@opencode-ai" / "plugin" / "dist" / "index.d.ts"
+CACHE = CLI_DIR / ".cache"
+INSTALL = "npm ci --prefix tests/opencode"
+PROVIDER = "fake"
+
+
+def shell(command: str, description: str = "run it") -> Reply:
+    """A scripted reply: the model calls OpenCode's bash tool."""
+    return call("bash", command=command, description=description)
+
+
+def missing_cli() -> str | None:
+    """Why the pinned CLI cannot run here, or None."""
+    if not OPENCODE.exists():
+        return f"the pinned OpenCode CLI is not installed ({OPENCODE} missing); run `{INSTALL}`"
+    return None
+
+
+def write_config(home: Path, base_url: str, extra: Mapping[str, Any] | None = None) -> Path:
+    """The user's opencode.json: the scripted provider, bash allowed, nothing automatic."""
+    config: dict[str, Any] = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": f"{PROVIDER}/{MODEL}",
+        "small_model": f"{PROVIDER}/{MODEL}",
+        "autoupdate": False,
+        "share": "disabled",
+        "permission": {"bash": "allow", "edit": "allow", "read": "allow", "external_directory": "allow"},
+        "provider": {PROVIDER: {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "scripted",
+            "options": {"baseURL": base_url, "apiKey": "test-key-not-checked"},
+            "models": {MODEL: {"name": MODEL, "tool_call": True, "limit": {"context": 100000, "output": 4096}}},
+        }},
+    }
+    config.update(extra or {})
+    path = home / ".config" / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A clean environment: temporary HOME and XDG folders, OpenCode's network switches off."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(CACHE),
+        "npm_config_cache": str(CACHE / "npm"),  # what OpenCode installs comes from npm once per checkout
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+def run_opencode(
+    prompt: str,
+    *,
+    home: Path,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    args: Iterable[str] = (),
+    timeout: float = 240,
+) -> subprocess.CompletedProcess[str]:
+    """`opencode run --format json PROMPT` headless in `cwd`, with HOME=`home` (write_config first)."""
+    assert OPENCODE.exists(), missing_cli()
+    command = [str(OPENCODE), "run", "--format", "json", "-m", f"{PROVIDER}/{MODEL}", *args, prompt]
+    return subprocess.run(command, cwd=cwd, env=cli_env(home, env), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def events(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    """The JSON events `opencode run --format json` printed."""
+    out = []
+    for line in result.stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def session_id(result: subprocess.CompletedProcess[str]) -> str | None:
+    """The session the run used (every event names it)."""
+    for event in events(result):
+        sid = event.get("sessionID") or (event.get("part") or {}).get("sessionID")
+        if isinstance(sid, str):
+            return sid
+    return None
