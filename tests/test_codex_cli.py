@@ -137,7 +137,6 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     assert all("vlk-memact:" not in r.text() for r in ws.last)
 
 
-@pytest.mark.xfail(reason="needs fix memory (issue 21)", strict=False)
 def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
     settings = ws.project / "settings.ini"
     (ws.project / "settings.example.ini").write_text("[main]\n", encoding="utf-8")

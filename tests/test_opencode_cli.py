@@ -156,7 +156,6 @@ def test_a_continued_session_gets_its_live_errors_back_and_a_second_copy_stays_s
     assert system.count("vlk-memact: this session's memory so far") == 1  # two copies would say it twice
 
 
-@pytest.mark.xfail(reason="needs fix memory (issue 21)", strict=False)
 def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
     settings = ws.project / "settings.ini"
     (ws.project / "settings.example.ini").write_text("[main]\n", encoding="utf-8")
