@@ -216,3 +216,23 @@ def test_a_new_session_starts_with_the_loop_fact_and_what_fixed_it(memory: Memor
     ran(memory, "Bash", bash("sh check_env.sh"), "A")
     text = context_of(handle(session_start(session="B"), memory)) or ""
     assert "What fixed it: cp .env.example .env (then sh check_env.sh passed)." in text, text
+
+
+def test_a_denial_of_a_call_that_kept_failing_says_what_fixed_its_error_before(memory: Memory) -> None:
+    session_a(memory)
+    for _ in range(3):  # session B repeats the call without the fix: a loop of this very call
+        ran(memory, "Bash", bash("sh check_env.sh"), "B", ENV_ERROR)
+    answer = handle(pre("Bash", bash("sh check_env.sh"), "B", use_id()), memory)
+    assert answer is not None
+    out = answer["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    first, second = out["permissionDecisionReason"].split("\n")
+    assert first.startswith("vlk-memact: not run.")
+    assert second.startswith("Instead: what fixed this error before: cp .env.example .env "
+                              "(then sh check_env.sh passed)") and "VLK_HOOK_GUARD=warn" in second
+    # An error nothing fixed keeps the general advice.
+    for _ in range(3):
+        ran(memory, "Bash", bash("git push origin main"), "B", NEVER_FIXED)
+    plain = handle(pre("Bash", bash("git push origin main"), "B", use_id()), memory)
+    assert plain is not None
+    assert "Instead: change the cause first" in plain["hookSpecificOutput"]["permissionDecisionReason"]

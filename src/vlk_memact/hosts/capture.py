@@ -295,6 +295,8 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
     action = guard.decide(mode, call.key, True, events, own_failures=len(same), threshold=threshold,
                           specific=not failure_kinds.is_generic(newest.raw_log), edit_target=edit_target)
     if action == guard.DENY:
+        if fix is None:
+            fix = _known_fix(memory, key, newest)
         return GuardResult(action, inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix),
                            anchor.id)
     if action == guard.WARN and not warned:
@@ -306,6 +308,17 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
             text = inject.warn_text(call.described, anchor, guard.changed_since(call.key, events, edit_target))
         return GuardResult(action, text, anchor.id)
     return GuardResult(guard.NONE)
+
+
+def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
+    """The line of the latest working fix of this error (this project's sessions, this one included); read
+    only when the guard denies, so an allowed call pays nothing for it."""
+    from ..fix_memory import fix_line, fix_of
+
+    keys = failure.fingerprint_keys or ((failure.fingerprint,) if failure.fingerprint else ())
+    with memory.store.read() as tx:
+        found = fix_of(tx, key, keys)
+    return fix_line(found) if found is not None else None
 
 
 def _same_error(slot: Slot, newest: Slot) -> bool:
