@@ -372,6 +372,49 @@ def test_a_retry_and_a_demoted_fix_are_shown_as_what_they_are(site: Site) -> Non
     assert "demoted: came back 1× after it was applied</span>" in page
 
 
+def test_a_lesson_whose_error_was_fixed_in_another_session_shows_that_fix(site: Site) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    shop = site.memory.for_project(SHOP)
+    migrate = {"command": "python manage.py migrate"}
+    error = "django.db.utils.OperationalError: no such table: shop_refund"
+    on_failure(shop, ToolCall("learned", SHOP, "Bash", migrate, "k1"), error)  # never fixed in this session
+    failed = next(s.id for s in shop.get_history(session_id="learned").slots if s.raw_log == error)
+    lesson = shop.time_travel(target_timeline_ids=[failed], learning="Register the app before migrating.",
+                              raw_log_excerpt="no such table", session_id="learned").constraint_id
+    on_failure(shop, ToolCall("later", SHOP, "Bash", migrate, "k2"), error)  # the same error, another session
+    on_success(shop, ToolCall("later", SHOP, "Edit", {"file_path": "shop/settings.py", "old_string": "APPS = []",
+                                                      "new_string": "APPS = ['shop']"}, "k3"))
+    on_success(shop, ToolCall("later", SHOP, "Bash", migrate, "k4"))
+    (fix,) = _fixes_of(site, "later")
+    learned = urlencode({"project": SHOP, "session": "learned"})
+    elsewhere = (f'(fix #{fix.id}, recorded <time>{fix.created_at[:19]}</time> in session <a href="/session?'
+                 f'project=%2Fhome%2Fdev%2Fshop-api&amp;session=later">later</a>)')
+    for path, anchor in ((f"/session?{learned}", f'id="card-{lesson}"'), (f"/lessons?{learned}", f'id="lesson-{lesson}"')):
+        page = re.sub(r"\s+", " ", site.client.get(path).text)
+        item = page[page.index(anchor):]
+        end = "</details>" if "card-" in anchor else '<li class="lesson-item'
+        item = item[: item.index(end, 1) if end in item[1:] else len(item)]
+        assert f'data-fix-id="{fix.id}"' in item, path
+        assert "✓ The error it was learned from was later resolved: <strong>fixed</strong>" in item and elsewhere in item
+        assert "<code>Edit shop/settings.py: -&#39;APPS = []&#39; +&#34;APPS = [&#39;shop&#39;]&#34;</code> <code class=\"use-id\">k3</code>" in item
+        assert "it resolved 1 other failure(s): <code>django.db.utils.OperationalError: no such table" in item
+    # A retry is no fix to tell: a lesson whose error only passed on retry elsewhere shows none.
+    flaky = {"command": "pytest -q tests/test_mail.py"}
+    mail_error = "smtplib.SMTPServerDisconnected: Connection unexpectedly closed (tests/test_mail.py)"
+    on_failure(shop, ToolCall("mail", SHOP, "Bash", flaky, "q1"), mail_error)
+    mail = next(s.id for s in shop.get_history(session_id="mail").slots if s.raw_log == mail_error)
+    mail_lesson = shop.time_travel(target_timeline_ids=[mail], learning="The mail server drops idle connections.",
+                                   raw_log_excerpt="SMTPServerDisconnected", session_id="mail").constraint_id
+    on_failure(shop, ToolCall("mail2", SHOP, "Bash", flaky, "q2"), mail_error)
+    on_success(shop, ToolCall("mail2", SHOP, "Bash", flaky, "q3"))
+    assert [f.kind for f in _fixes_of(site, "mail2")] == ["retry"]
+    page = re.sub(r"\s+", " ", site.client.get("/lessons?" + urlencode({"project": SHOP, "session": "mail"})).text)
+    item = page[page.index(f'id="lesson-{mail_lesson}"'):]
+    item = item[: item.index("</li> <li") if "</li> <li" in item else len(item)]
+    assert 'class="fix"' not in item
+
+
 def test_fixes_are_read_once_per_session_not_once_per_slot(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
     from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
 
@@ -391,9 +434,20 @@ def test_fixes_are_read_once_per_session_not_once_per_slot(site: Site, monkeypat
         calls.append(len(uids))
         return original(self, key, uids)
 
+    matched: list[int] = []
+    by_key = store_type.fixes_matching
+
+    def counted_keys(self: Any, key: SessionKey, keys: Any, limit: int, include_own: bool = False) -> Any:
+        matched.append(len(keys))
+        return by_key(self, key, keys, limit, include_own)
+
     monkeypatch.setattr(store_type, "fixes_resolving", counted)
+    monkeypatch.setattr(store_type, "fixes_matching", counted_keys)
     page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "many"})).text
-    assert page.count('class="fix"') == 12 and calls == [12]
+    assert page.count('class="fix"') == 12 and calls == [12] and matched == []  # no lesson on this page
+    calls.clear()
+    page = site.client.get(f"/lessons?{MAIN_QUERY}").text  # every lesson's error matched in one query
+    assert len(calls) == 1 and len(matched) == 1 and matched[0] >= 4
 
 
 def test_the_steps_of_a_resolution_are_shown_as_escaped_text(site: Site) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
-from ..fix_memory import RETRY
+from ..fix_memory import RETRY, match_keys, working
 from ..model import Conflict, Fix, FixStep, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
 from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 from ..store import Transaction
@@ -21,6 +21,7 @@ from ..store import Transaction
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first
 SEARCH_LIMIT = 100
 STEPS_SHOWN = 6  # changes listed under a resolved failure (the last ones before the success)
+KEY_FIXES_READ = 200  # the newest fixes matching a page's lessons by their error (one query per page)
 CHART_LIMIT = 500  # the chart shows the newest 500 loop anchors and lessons that archived slots
 MAX_PROJECT_FILTER_CHARS = inputs.MAX_PROJECT_CHARS
 
@@ -52,7 +53,7 @@ class Card:
     merged: list[Slot] = field(default_factory=list)  # constraints it replaced
     tokens_saved: int = 0
     resolution: Resolution | None = None  # the failures it was learned from were resolved later (the newest)
-    fix: FixView | None = None  # the recorded fix of the failures it was learned from (the newest), if any
+    fix: FixView | None = None  # the recorded fix of the failures it was learned from (the newest), else of its error
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,22 @@ def _fixes(tx: Transaction, slots: Iterable[Slot]) -> dict[int, Fix]:
     return found
 
 
+def _key_fixes(tx: Transaction, key: SessionKey, constraints: Iterable[Slot]) -> dict[int, Fix]:
+    """Constraint id -> the latest working fix of its error anywhere in the project (or a global one), as the
+    carry-over tells it (fix_memory.fix_of), for all the page's constraints in one query."""
+    wanted = {c.id: set(match_keys(c.fingerprint_keys)) for c in constraints if c.fingerprint_keys}
+    every = sorted(set().union(*wanted.values())) if wanted else []
+    if not every:
+        return {}
+    found = tx.fixes_matching(key, every, KEY_FIXES_READ, include_own=True)
+    fixes = {}
+    for constraint_id, keys in wanted.items():
+        mine = working([f for f in found if keys.intersection(f.fingerprint_keys)])
+        if mine:
+            fixes[constraint_id] = mine[0]
+    return fixes
+
+
 def _fix_view(fix: Fix, known: dict[str, Slot]) -> FixView:
     evidence = sorted((known[u] for u in set(fix.slot_uids) if u in known), key=lambda s: s.id)
     return FixView(fix, tuple(evidence), len(set(fix.slot_uids)) - len(evidence))
@@ -179,6 +196,7 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         resolved = [s for s in page if s.retired_reason == Retired.RESOLVED]
         resolutions = _resolutions(tx, resolved + sources)
         fixed = _fixes(tx, resolved + sources)
+        by_error = _key_fixes(tx, key, constraints)
     known = {s.uid: s for s in [*page, *linked.values()] if s.uid}
     archived: dict[int, list[Slot]] = defaultdict(list)
     merged: dict[int, list[Slot]] = defaultdict(list)
@@ -190,7 +208,8 @@ def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
         own = [s for s in archived[c.id] if s.retired_by == c.id]
         cards[c.id] = Card(c, archived[c.id], merged[c.id], tokens(sum(len(s.raw_log or "") for s in own)),
                            _newest(resolutions[s.id] for s in archived[c.id] if s.id in resolutions),
-                           _newest_fix((fixed[s.id] for s in archived[c.id] if s.id in fixed), known))
+                           _newest_fix((fixed[s.id] for s in archived[c.id] if s.id in fixed), known)
+                           or _newest_fix([by_error[c.id]] if c.id in by_error else [], known))
     older = page[-1].sequence_order if len(newest_first) > TIMELINE_PAGE else None
     return Timeline(
         key=key,
@@ -214,7 +233,7 @@ class Lessons:
     conflicts: dict[int, list[Conflict]]  # constraint id -> the conflicts it is part of
     sources: dict[int, list[Slot]]  # constraint id -> slots it was learned from
     resolutions: dict[int, Resolution] = field(default_factory=dict)  # constraint id -> its source's, newest
-    fixes: dict[int, FixView] = field(default_factory=dict)  # constraint id -> its sources' recorded fix, newest
+    fixes: dict[int, FixView] = field(default_factory=dict)  # constraint id -> its sources' fix, else its error's
 
 
 def lessons(memory: Memory, key: SessionKey) -> Lessons:
@@ -225,6 +244,7 @@ def lessons(memory: Memory, key: SessionKey) -> Lessons:
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted({s for _, s, r in links if r == "archived"}))}
         resolved = _resolutions(tx, linked.values())
         fixed = _fixes(tx, linked.values())
+        by_error = _key_fixes(tx, key, constraints)
     found = find_conflicts(constraints)  # the same detection the context's conflict block uses
     by_id: dict[int, list[Conflict]] = defaultdict(list)
     for conflict in found:
@@ -241,6 +261,8 @@ def lessons(memory: Memory, key: SessionKey) -> Lessons:
     known = {s.uid: s for s in linked.values() if s.uid}
     fixes = {c: f for c, f in ((c, _newest_fix((fixed[s.id] for s in slots if s.id in fixed), known))
                                for c, slots in sources.items()) if f is not None}
+    for constraint_id, fix in by_error.items():  # fixed elsewhere: the fix later sessions are told
+        fixes.setdefault(constraint_id, _fix_view(fix, known))
     return Lessons(key, ordered, dict(by_id), dict(sources), resolutions, fixes)
 
 
