@@ -455,11 +455,13 @@ def test_the_steps_of_a_resolution_are_shown_as_escaped_text(site: Site) -> None
 
     shop = site.memory.for_project(SHOP)
     run = {"command": "node build.js"}
-    on_failure(shop, ToolCall("steps", SHOP, "Bash", run, "h1"), "ReferenceError: render is not defined")
+    on_failure(shop, ToolCall("steps", SHOP, "Bash", run, "h1"), f"ReferenceError: render is not defined {QUOTES}")
     on_success(shop, ToolCall("steps", SHOP, "Edit", {"file_path": f"{QUOTE_FILE}", "old_string": "x",
                                                       "new_string": f"{SCRIPT} {IMG}"}, "h2"))
     on_success(shop, ToolCall("steps", SHOP, "Bash", run, "h3"))
     page = site.client.get("/session?" + urlencode({"project": SHOP, "session": "steps"})).text
+    assert page.count('class="fix"') == 1  # shown in the recorded fix: its steps and its evidence (the error)
+    assert "render is not defined &#34;&gt;&lt;b id=&#34;injected&#34;&gt;" in page
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page and "&lt;img src=x onerror=" in page
     assert "<script>window" not in page and not [t for t, _ in elements(page) if t in ("img", "b")]
     assert html.escape(QUOTE_FILE, quote=True).replace("&quot;", "&#34;").replace("&#x27;", "&#39;") in page
