@@ -14,7 +14,8 @@ from .. import inputs
 from ..conflicts import find_conflicts
 from ..engine import Memory
 from ..fix_memory import RETRY, match_keys, working
-from ..model import Conflict, Fix, FixStep, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot, TemporalState
+from ..model import (Conflict, Fix, FixStep, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot,
+                     TemporalState)
 from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 from ..store import Transaction
 
@@ -53,7 +54,7 @@ class Card:
     merged: list[Slot] = field(default_factory=list)  # constraints it replaced
     tokens_saved: int = 0
     resolution: Resolution | None = None  # the failures it was learned from were resolved later (the newest)
-    fix: FixView | None = None  # the recorded fix of the failures it was learned from (the newest), else of its error
+    fix: FixView | None = None  # the newest fix of the failures it was learned from, else its error's latest
 
 
 @dataclass(frozen=True)
