@@ -131,3 +131,31 @@ def test_resolving_calls_name_the_success_that_retired_a_captured_failure(memory
     assert success.created_at >= fixed.created_at
     assert [(s, c.tool_use_id, n, [x.tool_use_id for x in b]) for s, c, n, b in last_one] == [(fixed.id, "t6", 2, ["t4"])]
     assert [(n, b) for _, _, n, b in counted_only] == [(2, [])]
+
+
+def test_fixes_resolving_finds_the_fixes_of_given_failures_in_their_session(memory: Memory) -> None:
+    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+
+    def call(tool: str, tool_input: dict[str, str], use: str, session: str = "s") -> ToolCall:
+        return ToolCall(session, "/work/p", tool, tool_input, use)
+
+    build, check = {"command": "cargo build"}, {"command": "cargo clippy"}
+    on_failure(memory, call("Bash", build, "t1"), "error[E0425]: cannot find value `x` in this scope")
+    on_success(memory, call("Edit", {"file_path": "src/main.rs", "old_string": "x", "new_string": "y"}, "t2"))
+    on_success(memory, call("Bash", build, "t3"))  # fix 1: the edit
+    on_failure(memory, call("Bash", check, "t4"), "error: this loop never actually loops")
+    on_success(memory, call("Bash", check, "t5"))  # fix 2: a retry
+    on_failure(memory, call("Bash", build, "t6", session="other"), "error[E0425]: cannot find value `z`")
+    slots = {s.raw_log.split(":")[0]: s for s in memory.get_history(session_id="s").slots}
+    key = SessionKey("local", "test-project", "s")
+    with memory.store.read() as tx:
+        by_id = {s.id: s for s in tx.tenant_slots("local", [s.id for s in slots.values()])}
+        built, checked = (by_id[slots[name].id].uid for name in ("error[E0425]", "error"))
+        both = tx.fixes_resolving(key, [checked, built, "no-such-uid"])
+        one = tx.fixes_resolving(key, [built])
+        assert tx.fixes_resolving(key, []) == []
+        assert tx.fixes_resolving(SessionKey("local", "test-project", "other"), [built, checked]) == []
+        assert tx.fixes_resolving(SessionKey("someone-else", "test-project", "s"), [built]) == []
+    assert [(f.kind, f.slot_uids) for f in both] == [("retry", (checked,)), ("fix", (built,))]  # newest first
+    assert [f.id for f in one] == [both[1].id]
+    assert [(s.tool_use_id, s.tool) for s in one[0].steps] == [("t2", "Edit")] and one[0].passed == "cargo build"

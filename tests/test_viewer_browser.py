@@ -132,18 +132,33 @@ def test_a_person_follows_a_session_into_its_timeline_and_opens_a_loop(
         browser.execute_script("window.scrollTo(0, 0)")
         _screenshot(browser, tmp_path, "ui-timeline.png")
 
-        # The failure a host hook saw resolved: marked, with the call that resolved it.
+        # The failure a host hook saw resolved: marked, with the fix the hooks recorded for it (fix memory).
+        with Memory(url, project=SHOP) as reader, reader.store.read() as tx:
+            recorded = {f.passed: f for f in tx.fixes("local", SHOP, MAIN, 50)}
+        refunds, alembic = recorded["pytest -q tests/test_refunds.py"], recorded["alembic upgrade head"]
         resolved = browser.find_element(By.ID, f"slot-{seeded.resolved_id}")
         assert "✓ resolved" in resolved.find_element(By.CSS_SELECTOR, ".badge.retired.resolved").text
-        assert "the same call succeeded at" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
-        assert "after 1 change" in resolved.find_element(By.CSS_SELECTOR, ".resolution").text
-        # ... and the lesson learned from a captured failure that passed later: its card says so when opened.
+        shown = resolved.find_element(By.CSS_SELECTOR, ".fix")
+        assert shown.get_attribute("data-fix-id") == str(refunds.id)
+        assert shown.get_attribute("data-fix-kind") == "fix" and shown.get_attribute("data-fix-demoted") == "0"
+        assert shown.find_element(By.CSS_SELECTOR, ".resolution").text.startswith(
+            f"Resolved: fixed by the step(s) below (fix #{refunds.id}, recorded ")
+        steps = [li.text for li in shown.find_elements(By.CSS_SELECTOR, "ol.fix-steps li")]
+        assert len(steps) == 2 and steps[0].startswith("Edit shop/refunds.py: -'amount.quantize(CENTS)' +")
+        assert steps[0].endswith("toolu_02refundsedit")
+        assert steps[1].startswith("passed pytest -q tests/test_refunds.py toolu_03refundspass ")
+        evidence = shown.find_element(By.CSS_SELECTOR, ".fix-evidence")
+        assert f"it resolved #{seeded.resolved_id}: FAILED tests/test_refunds.py" in evidence.text
+        # ... and the lesson learned from a captured failure that was fixed later: its card shows the fix.
         fixed = browser.find_element(By.ID, f"card-{seeded.fixed_lesson_id}")
         assert "✓ resolved" in fixed.find_element(By.CSS_SELECTOR, "summary").text
         fixed.find_element(By.TAG_NAME, "summary").click()
-        note = fixed.find_element(By.CSS_SELECTOR, ".resolution")
+        note = fixed.find_element(By.CSS_SELECTOR, ".fix")
         WebDriverWait(browser, 5).until(lambda d: note.is_displayed())
-        assert "was resolved later: the same call succeeded at" in note.text
+        assert note.get_attribute("data-fix-id") == str(alembic.id)
+        assert "was later resolved: fixed by the step(s) below" in note.text
+        assert "alembic merge heads -m 'merge refunds' toolu_05alembicmerge" in note.text
+        assert "passed alembic upgrade head toolu_06alembicpass" in note.text
         browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", resolved)
         browser.execute_script("window.scrollBy(0, -70)")  # below the sticky header
         _screenshot(browser, tmp_path, "ui-timeline-resolved.png")
@@ -217,8 +232,9 @@ def test_revoke_by_clicking_updates_the_page_and_the_database(browser: Any, db_p
     with running_viewer(url, "--allow-write") as viewer:
         _sign_in(browser, viewer, LESSONS)
         assert not _flash(browser).is_displayed()
-        fixed = browser.find_element(By.CSS_SELECTOR, f"#lesson-{seeded.fixed_lesson_id} .resolution").text
-        assert "was resolved later: the same call succeeded at" in fixed and "toolu_06alembicpass" in fixed
+        fixed = browser.find_element(By.CSS_SELECTOR, f"#lesson-{seeded.fixed_lesson_id} .fix").text
+        assert "was later resolved: fixed by the step(s) below" in fixed and "toolu_05alembicmerge" in fixed
+        assert "passed alembic upgrade head toolu_06alembicpass" in fixed
         browser.execute_script("window.__samePage = 1")  # gone if anything below reloads the page
         browser.execute_script("window.__updates = 0; document.addEventListener('vlk:updated', "
                                "function () { window.__updates += 1; })")

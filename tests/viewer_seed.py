@@ -153,8 +153,8 @@ def seed_history(memory: Memory, sessions: int = 10) -> None:
 
 
 def spread_over_days(db_path: str, days: float = 3.0) -> None:
-    """Back-date an SQLite file's rows evenly over the last `days` days, in id order, and the hooks' calls
-    with them (for the pictures)."""
+    """Back-date an SQLite file's rows evenly over the last `days` days, in id order, and the hooks' calls and
+    fixes with them (for the pictures)."""
     import sqlite3
     from datetime import datetime, timedelta
 
@@ -181,4 +181,9 @@ def spread_over_days(db_path: str, days: float = 3.0) -> None:
                 at = max(base, at or base) + timedelta(seconds=40)
             conn.execute("UPDATE host_calls SET created_at = ? WHERE id = ?",
                          (at.strftime("%Y-%m-%d %H:%M:%S.000"), call))
+        # A fix is recorded when its call passes: at the time of the newest success of that call in its session.
+        conn.execute("""UPDATE fixes SET created_at = COALESCE((SELECT MAX(c.created_at) FROM host_calls c
+                            WHERE c.tenant = fixes.tenant AND c.project = fixes.project
+                            AND c.session_id = fixes.session_id AND c.outcome = 'success' AND c.summary = fixes.passed),
+                        created_at)""")
 

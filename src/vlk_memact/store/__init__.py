@@ -139,6 +139,10 @@ class Transaction(Protocol):
     def fixes(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Fix]:
         """The newest limit fixes of the tenant (and project, and session), newest first."""
 
+    def fixes_resolving(self, key: SessionKey, slot_uids: Sequence[str]) -> list[Fix]:
+        """The fixes recorded in this session that resolved any of these failures (by slot uid), newest first;
+        for the viewer (a fix is recorded in the session its failures are in: the session index)."""
+
     def demote_fix(self, fix_id: int) -> None:
         """Count one more time this fix was recalled, applied, and its error came back anyway."""
 

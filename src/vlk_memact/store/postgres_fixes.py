@@ -66,6 +66,16 @@ class PostgresFixes:
             params.append(session)
         return [fix_from_row(r) for r in self._rows(query + " ORDER BY f.id DESC LIMIT %s", (*params, limit))]
 
+    def fixes_resolving(self, key: SessionKey, slot_uids: Sequence[str]) -> list[Fix]:
+        if not slot_uids:
+            return []
+        rows = self._rows(
+            _FIX + " WHERE f.tenant = %s AND f.project = %s AND f.session_id = %s AND f.slot_uids::jsonb ?| %s "
+            "ORDER BY f.id DESC",
+            (key.tenant, key.project, key.session, list(slot_uids)),
+        )
+        return [fix_from_row(r) for r in rows]
+
     def demote_fix(self, fix_id: int) -> None:
         self._exec("UPDATE fixes SET demoted = demoted + 1 WHERE id = %s", (fix_id,))
 

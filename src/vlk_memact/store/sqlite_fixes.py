@@ -61,6 +61,16 @@ class SqliteFixes:
         rows = self._conn.execute(query + " ORDER BY f.id DESC LIMIT ?", (*params, limit))
         return [fix_from_row(r) for r in rows]
 
+    def fixes_resolving(self, key: SessionKey, slot_uids: Sequence[str]) -> list[Fix]:
+        if not slot_uids:
+            return []
+        rows = self._conn.execute(
+            _FIX + " WHERE f.tenant = ? AND f.project = ? AND f.session_id = ? AND EXISTS (SELECT 1 FROM "
+            "json_each(f.slot_uids) u WHERE u.value IN (SELECT value FROM json_each(?))) ORDER BY f.id DESC",
+            (key.tenant, key.project, key.session, json.dumps(list(slot_uids))),
+        )
+        return [fix_from_row(r) for r in rows]
+
     def demote_fix(self, fix_id: int) -> None:
         self._conn.execute("UPDATE fixes SET demoted = demoted + 1 WHERE id = ?", (fix_id,))
 
