@@ -9,13 +9,14 @@ How it stays harmless:
 - the server answers with exactly the code path of the in-process hook (runner.answer_event, handle()),
   with the settings of the hook's own environment, forwarded with each event;
 - the socket lives in a private directory (0700) of the user's runtime or temporary directory, named
-  after the installation (interpreter, package path, code modification time, HOME), so an upgrade or
-  another HOME gets its own server; one server per name (a lock file), which exits after
-  VLK_HOOK_SERVER_IDLE_SECONDS without a request;
+  after the installation (interpreter, package path, HOME), so another environment or HOME gets its own
+  server; one server per name (a lock file), which exits after VLK_HOOK_SERVER_IDLE_SECONDS without a
+  request, and within a second of its code changing (an upgrade, an edited checkout): it watches the
+  modification times of the package's modules, so that no hook has to;
 - the hook keeps its deadline: no answer in time means exit 0 and nothing printed;
 - VLK_HOOK_SERVER=0 turns it off.
 This module is imported by every hook process before anything else, so its client half imports only
-what the interpreter has already loaded or builds in (`_socket`, `marshal`, `zlib`: socket.py, json and
+what the interpreter has already loaded or builds in (`_socket`, `marshal`: socket.py, json, zlib and
 hashlib would cost more than the round trip), and it reads its switches from the environment itself
 (config.py costs a dataclass and pathlib); the server validates them all. marshal is safe here because
 only this user can reach the socket, and both ends run the same interpreter (it is part of the name).
@@ -27,13 +28,12 @@ import _socket
 import marshal
 import os
 import sys
-import zlib
 
 TYPE_CHECKING = False  # no typing at start-up (see above)
 if TYPE_CHECKING:
     from typing import Any
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the socket's name no longer carries the code's modification time
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT = 0.2
 MAX_REPLY_BYTES = 4 * 1024 * 1024
@@ -55,7 +55,7 @@ def enabled() -> bool:
 
 
 def _code_stamp() -> str:
-    """The newest modification time of the package's modules: an edited or upgraded install gets a new server."""
+    """The newest modification time of the package's modules: the server exits when it changes."""
     newest = 0.0
     for folder, _, files in os.walk(_PACKAGE):
         for name in files:
@@ -64,18 +64,28 @@ def _code_stamp() -> str:
     return repr(newest)
 
 
+def _digest(text: str) -> str:
+    """64-bit FNV-1a of the text: a stable short name without loading zlib or hashlib."""
+    value = 0xCBF29CE484222325
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
 def socket_path() -> str:
     """Where this installation's server listens, in a directory only this user can enter."""
     root = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"  # not tempfile: it costs ms
     folder = os.path.join(root, f"vlk-memact-{os.getuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    info = os.stat(folder)
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise PermissionError(f"{folder} is not private to this user")
-    identity = "\x1f".join((sys.executable, _PACKAGE, _code_stamp(), os.environ.get("HOME", ""),
-                            os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL))).encode()
-    name = f"{zlib.crc32(identity):08x}{zlib.adler32(identity):08x}"
-    return os.path.join(folder, f"hooks-{name}.sock")
+    identity = "\x1f".join((sys.executable, _PACKAGE, os.environ.get("HOME", ""),
+                            os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL)))
+    return os.path.join(folder, f"hooks-{_digest(identity)}.sock")
 
 
 def _receive(conn: _socket.socket, limit: int) -> bytes:
@@ -138,6 +148,7 @@ def emit(host: str, reply: dict[str, Any]) -> int:
 
 
 SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
+CODE_CHECK_SECONDS = 1.0  # how soon a server notices that its code changed
 
 
 def spawn(path: str) -> None:
@@ -168,11 +179,15 @@ def spawn(path: str) -> None:
 
 
 def serve(path: str) -> None:
-    """Listen on path until idle; each connection is one event, answered by the in-process code path."""
+    """Listen on path until idle or until the code changes; each connection is one event, answered by the
+    in-process code path."""
     import fcntl
     import json
     import socket
     import threading
+    import time
+
+    stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
 
     from ..config import Settings
     from ..engine import Memory
@@ -191,7 +206,7 @@ def serve(path: str) -> None:
     listener.bind(path)
     os.umask(old_umask)
     listener.listen(64)
-    listener.settimeout(own.hook_server_idle_seconds)
+    listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
     memories: dict[tuple[Settings, str], Memory] = {}
     guard = threading.Lock()
 
@@ -227,17 +242,45 @@ def serve(path: str) -> None:
             except OSError:
                 pass  # the hook gave up (its deadline): nothing to do
 
+    changed = threading.Event()
+    checked = [time.monotonic()]
+
+    def check_code() -> None:
+        """At most once a second, and never before a reply: a hook waits on its own answer only."""
+        now = time.monotonic()
+        with guard:
+            if now - checked[0] < CODE_CHECK_SECONDS:
+                return
+            checked[0] = now
+        if _code_stamp() != stamp:
+            changed.set()  # upgraded or edited: the next hook answers in its process and starts a new server
+
+    def serve_one(conn: socket.socket) -> None:
+        answer(conn)
+        check_code()
+
+    workers: list[threading.Thread] = []
+    last_request = time.monotonic()
     try:
-        while True:
+        while not changed.is_set():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                break
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+                if time.monotonic() - last_request >= own.hook_server_idle_seconds:
+                    break
+                check_code()
+                continue
+            last_request = time.monotonic()
+            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
+            worker.start()
+            workers = [w for w in workers if w.is_alive()] + [worker]
     finally:
         listener.close()
         if os.path.exists(path):
             os.unlink(path)
+        lock.close()  # a new server may take over the name while the last answers finish here
+        for worker in workers:
+            worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
         for memory in memories.values():
             memory.close()
 
