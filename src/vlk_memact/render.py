@@ -372,7 +372,7 @@ def record_view(result: RecordResult) -> dict[str, object]:
         redacted=list(result.redacted),
         already_recorded_by=result.already_recorded_by,
     )
-    return asdict(view)
+    return _plain(view)
 
 
 def time_travel_text(result: TimeTravelResult) -> str:
@@ -436,4 +436,11 @@ def context_view(result: ContextResult) -> dict[str, object]:
         conflicts=[ConflictPair(c.first_id, c.second_id) for c in result.conflicts],
         tokens_saved=result.tokens_saved,
     )
-    return asdict(view)
+    return _plain(view)
+
+
+def _plain(view: object) -> dict[str, object]:
+    """A view as a dict, its listed views as dicts too: what asdict gives, without its recursive deep copy
+    (the largest part of building a structured result; the dict is serialized at once and dropped)."""
+    return {name: [dict(vars(item)) if hasattr(item, "__dataclass_fields__") else item for item in value]
+            if isinstance(value, list) else value for name, value in vars(view).items()}
