@@ -285,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
                         "engine 400)")
     parser.add_argument("--cache", type=Path, help="keep the built 10^4 file here between commands")
     parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results)")
     args = parser.parse_args(argv)
+    global RESULTS
+    RESULTS = args.out or RESULTS
     names = list(COMMANDS) if args.name == "all" else [] if args.name == "table" else [args.name]
     work = Path(tempfile.mkdtemp(prefix="vlk-bench-goals-"))
     try:
