@@ -22,14 +22,12 @@ hashlib would cost more than the round trip), and it reads its switches from the
 only this user can reach the socket, and both ends run the same interpreter (it is part of the name).
 """
 
-from __future__ import annotations
-
 import _socket
 import marshal
 import os
 import sys
 
-TYPE_CHECKING = False  # no typing at start-up (see above)
+TYPE_CHECKING = False  # no typing, no __future__ at start-up (see above): annotations naming Any are quoted
 if TYPE_CHECKING:
     from typing import Any
 
@@ -101,8 +99,34 @@ def _receive(conn: _socket.socket, limit: int) -> bytes:
             raise ValueError("message too large")
 
 
-def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
-    """The server's reply to this event, or None when no server could be reached (answer in process then).
+_event: bytes | None = None  # read by hook(); the in-process answer takes it from read_event()
+
+
+def read_event() -> bytes:
+    """The hook's event: stdin, read once (at most one byte more than an event may hold, so that it can be
+    refused)."""
+    global _event
+    if _event is None:
+        _event = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    return _event
+
+
+def hook(argv: list[str]) -> int | None:
+    """`vlk-memact hook HOST [--from-plugin]` answered by the warm server, with nothing more of the package
+    imported (scripts/vlk-memact calls it first): the exit status, or None when this process must answer
+    (no server, VLK_HOOK_SERVER=0, a command line or host the server does not take: commands.hook_main)."""
+    if not argv or not enabled() or [a for a in argv[1:] if a != "--from-plugin"]:
+        return None
+    try:
+        reply = ask(argv[0], argv[1:], read_event())
+    except OSError:
+        return None  # no private socket directory
+    return None if reply is None else emit(argv[0], reply)
+
+
+def ask(host: str, flags: list[str], raw: bytes) -> "dict[str, Any] | None":
+    """The server's reply to this event, or None when no server could be reached or it declined the request
+    (answer in process then).
 
     Once the event is sent, the server owns it: a late or broken reply is reported, never answered twice.
     """
@@ -130,10 +154,12 @@ def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
         return {"problem": f"{what}; nothing was printed.", "event_name": "?"}
     finally:
         conn.close()
-    return reply if isinstance(reply, dict) else {"problem": "the warm hook server sent no reply", "event_name": "?"}
+    if not isinstance(reply, dict):
+        return {"problem": "the warm hook server sent no reply", "event_name": "?"}
+    return None if reply.get("declined") else reply  # a host or protocol it does not take: answer here
 
 
-def emit(host: str, reply: dict[str, Any]) -> int:
+def emit(host: str, reply: "dict[str, Any]") -> int:
     """Print the server's answer (JSON only), or the line saying what went wrong; the exit status is 0."""
     if reply.get("stdout"):  # the answer, as JSON text the server wrote
         sys.stdout.write(reply["stdout"])
@@ -181,6 +207,7 @@ def spawn(path: str) -> None:
 def serve(path: str) -> None:
     """Listen on path until idle or until the code changes; each connection is one event, answered by the
     in-process code path."""
+    import contextlib
     import fcntl
     import json
     import socket
@@ -227,7 +254,9 @@ def serve(path: str) -> None:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
                 host = str(request.get("host"))
                 if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
-                    raise ValueError("unknown request")
+                    with contextlib.suppress(OSError):  # the hook answers in its process (a usage line)
+                        conn.sendall(marshal.dumps({"declined": True}))
+                    return
                 adapter = commands.host_module(host)
                 settings = Settings.from_env(request["env"])
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
