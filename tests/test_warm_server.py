@@ -1,5 +1,5 @@
-"""The hook process's fast path: the `vlk-memact` command imports only what the warm client needs (no `re`,
-which a generated console script imports first), and a warm server steps down when its code changes, so
+"""The hook process's fast path: the `vlk-memact` command imports only the warm client, hosts/warm.py (no
+`re`, which a generated console script imports first, no command-line modules, no `__future__`), and a warm server steps down when its code changes, so
 that an edited or upgraded installation is never answered by the old code for more than a moment."""
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from vlk_memact.hosts import warm
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 VLK = Path(sys.executable).with_name("vlk-memact")
-CLIENT_MODULES = {"vlk_memact", "vlk_memact.entry", "vlk_memact.hosts", "vlk_memact.hosts.commands",
-                  "vlk_memact.hosts.warm", "_socket", "marshal", "__future__"}
+CLIENT_MODULES = {"vlk_memact", "vlk_memact.hosts", "vlk_memact.hosts.warm", "_socket", "marshal"}
 
 
 def hook_env(tmp_path: Path) -> dict[str, str]:
