@@ -15,7 +15,8 @@ How it stays harmless:
   modification times of the package's modules, so that no hook has to;
 - the hook keeps its deadline: no answer in time means exit 0 and nothing printed;
 - VLK_HOOK_SERVER=0 turns it off.
-This module is imported by every hook process before anything else, so its client half imports only
+Every hook process starts here (scripts/vlk-memact calls hook() before importing anything else of the
+package; `python -m vlk_memact hook` comes through commands.hook_main), so its client half imports only
 what the interpreter has already loaded or builds in (`_socket`, `marshal`: socket.py, json, zlib and
 hashlib would cost more than the round trip), and it reads its switches from the environment itself
 (config.py costs a dataclass and pathlib); the server validates them all. marshal is safe here because
