@@ -258,23 +258,24 @@ def cell(name: str, figure: dict[str, Any]) -> tuple[str, str]:
 
 def table() -> str:
     lines = ["# Issue 25 goals (`bench/goals.py`)", "",
-             "Each row is one command (`python bench/goals.py NAME`); both sides were measured interleaved in the "
-             "same run, on a file of 10^4 slots. The machine has 2 cores shared with other work: read the ratios.", "",
-             "| figure | command | measured (median, side vs floor/peer) | ratio | goal | result | when, load |",
+             "Each row is one command (`python bench/goals.py NAME`); both sides were measured interleaved in "
+             "the same run, on a file of 10^4 slots. The machine has 2 cores shared with other work: read the "
+             "ratios.", "",
+             "| figure | command | measured (median, side vs floor or peer) | ratio | goal | result | when, load |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
+    against = []
     for name in COMMANDS:
         path = RESULTS / f"goals-{name}.json"
         if not path.exists():
             continue
         report = json.loads(path.read_text())
+        against.append(f"{name}: {report.get('floor') or report.get('peer')}")
         for figure_name, figure in report["figures"].items():
             goal, test = GOALS[figure_name]
             measured, ratios = cell(figure_name, figure)
             lines.append(f"| {figure_name} | `goals.py {name}` | {measured} | {ratios} | {goal} | "
                          f"{'pass' if test(figure) else 'FAIL'} | {report['when']}, {report['load']} |")
-    lines += ["", "Floors and peers: " + "; ".join(
-        f"{name}: {json.loads((RESULTS / f'goals-{name}.json').read_text()).get('floor') or json.loads((RESULTS / f'goals-{name}.json').read_text()).get('peer')}"
-        for name in COMMANDS if (RESULTS / f"goals-{name}.json").exists()) + "."]
+    lines += ["", "Floors and peers: " + "; ".join(against) + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,7 @@
 """The hook process's fast path: the `vlk-memact` command imports only the warm client, hosts/warm.py (no
-`re`, which a generated console script imports first, no command-line modules, no `__future__`), and a warm server steps down when its code changes, so
-that an edited or upgraded installation is never answered by the old code for more than a moment."""
+`re`, which a generated console script imports first, no command-line modules, no `__future__`), and a
+warm server steps down when its code changes, so that an edited or upgraded installation is never
+answered by the old code for more than a moment."""
 
 from __future__ import annotations
 
