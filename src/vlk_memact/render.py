@@ -9,7 +9,7 @@ import json
 import math
 from json.encoder import encode_basestring as _json_string
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 from .model import (
     Conflict,
@@ -102,10 +102,12 @@ def constraint_lines(constraint: Slot, session_id: str | None = None) -> str:
     return line
 
 
-def present_lines(slot: Slot, also: Sequence[int] = ()) -> str:
+def present_lines(slot: Slot, also: Sequence[int] = (), raw_log: str | None = None) -> str:
+    """A PRESENT slot's entry; raw_log, when given, is shown instead of the slot's own (a log cut to fit)."""
     where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
     same = f"(the same error also as {', '.join(f'#{i}' for i in also)}) " if also else ""
-    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(slot.raw_log or '')}\n"
+    log = slot.raw_log if raw_log is None else raw_log
+    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
 
 
 def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
@@ -276,11 +278,11 @@ def _fill(
 
 def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
     """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
-    frame = json_tokens(present_lines(replace(slot, raw_log=""), also)) + 1
+    frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
     room = left - frame
     part, cost = "", left + 1
     for _ in range(6):  # escaping (newlines, quotes, control characters) makes a cut log cost more
-        part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0))), also)
+        part = present_lines(slot, also, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0)))
         cost = json_tokens(part)
         if cost <= left or room <= 0:
             break
