@@ -51,3 +51,22 @@ def test_perf_quick_runs_and_writes_its_results(tmp_path: Path) -> None:
     else:
         assert "skipped" in results["official"]
         assert "npm ci --prefix bench/node" in text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_goal_figures_run_and_write_one_table(tmp_path: Path) -> None:
+    """bench/goals.py, every figure with a few samples: each side measured, one table (no timing asserted)."""
+    names = ["hooks", "mcp", "engine", *(["official"] if OFFICIAL.exists() else [])]
+    for name in names:
+        run = subprocess.run([sys.executable, str(ROOT / "bench" / "goals.py"), name, "--runs", "3", "--out",
+                              str(tmp_path)], cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=290)
+        assert run.returncode == 0, run.stderr[-3000:]
+        report = json.loads((tmp_path / f"goals-{name}.json").read_text())
+        for figure in report["figures"].values():
+            side = figure["side"]
+            other = figure.get("floor") or figure["peer"]
+            assert side["n"] == other["n"] == 3 and side["median_ms"] > 0 and other["median_ms"] > 0
+    table = (tmp_path / "goals.md").read_text()
+    assert all(f"`goals.py {name}`" in table for name in names)

@@ -124,6 +124,39 @@ async def test_the_output_schemas_describe_the_readable_fields(client: Client) -
     assert "lesson recalled with its evidence" in record["properties"]["notice"]["description"]
 
 
+async def test_the_output_schemas_keep_every_field_typed_and_check_no_list_item_by_item(client: Client) -> None:
+    """Clients validate structuredContent on every call: the schemas lose no field (each one a typed property,
+    required as its type requires) and type no list element one by one (bench/results/profile.md)."""
+    from dataclasses import MISSING, fields
+
+    from vlk_memact.model import (
+        ContextView,
+        HistoryResult,
+        RecordView,
+        RevokeResult,
+        SearchResult,
+        SummaryResult,
+        TimeTravelResult,
+    )
+
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    kinds = {"vlk_fetch_context": ContextView, "vlk_record_state": RecordView, "vlk_get_history": HistoryResult,
+             "vlk_search_memory": SearchResult, "vlk_summarize_session": SummaryResult,
+             "vlk_time_travel": TimeTravelResult, "vlk_revoke_future": RevokeResult}
+    assert set(kinds) == set(tools)
+    for name, kind in kinds.items():
+        schema = tools[name].output_schema
+        assert list(schema["properties"]) == [f.name for f in fields(kind)], name
+        assert set(schema["required"]) == {f.name for f in fields(kind)
+                                           if f.default is MISSING and f.default_factory is MISSING}, name
+        for field_name, prop in schema["properties"].items():
+            assert prop.get("type"), (name, field_name)
+            assert not {"items", "$ref", "properties", "anyOf"} & set(prop), (name, field_name)
+            if prop["type"] == "array":
+                assert prop.get("description"), (name, field_name)  # what the elements are, in words
+        assert "$defs" not in schema, name
+
+
 @pytest.mark.parametrize("budget", [200, 260, 400, 900, 4000])
 async def test_the_structured_context_stays_within_max_tokens(client: Client, budget: int) -> None:
     rng = random.Random(budget)

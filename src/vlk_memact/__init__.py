@@ -6,11 +6,10 @@
         print(memory.fetch_context(session_id="task-1").text)
 """
 
-from __future__ import annotations
-
 import sys
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs a hook process several ms
+# (nor __future__: the annotations naming Any are quoted)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -53,20 +52,20 @@ class _Package(type(sys)):  # type: ignore[misc]
     same name (the engine does) would otherwise set the attribute to the module."""
 
     @property
-    def fingerprint(self) -> Any:
+    def fingerprint(self) -> "Any":
         from .fingerprint import fingerprint
 
         return fingerprint
 
     @fingerprint.setter
-    def fingerprint(self, value: Any) -> None:
+    def fingerprint(self, value: "Any") -> None:
         pass  # the import system announcing the subpackage; sys.modules has it
 
 
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'vlk_memact' has no attribute {name!r}")

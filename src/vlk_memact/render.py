@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
+from json.encoder import encode_basestring as _json_string
 
 from .model import (
     Conflict,
@@ -66,8 +67,11 @@ def chars_tokens(chars: int) -> int:
 
 
 def json_tokens(text: str) -> int:
-    """The tokens of text inside a JSON string: what a model reads when its host passes structuredContent on."""
-    return estimate_tokens(json.dumps(text, ensure_ascii=False)[1:-1])
+    """The tokens of text inside a JSON string: what a model reads when its host passes structuredContent on.
+
+    The string's own encoder (what json.dumps(text, ensure_ascii=False) runs, without building an encoder per
+    call: a context prices dozens of parts)."""
+    return chars_tokens(len(_json_string(text)) - 2) if text else 0
 
 
 def structured_json(data: object) -> str:
@@ -100,10 +104,12 @@ def constraint_lines(constraint: Slot, session_id: str | None = None, fix: str |
     return line
 
 
-def present_lines(slot: Slot, also: Sequence[int] = ()) -> str:
+def present_lines(slot: Slot, also: Sequence[int] = (), raw_log: str | None = None) -> str:
+    """A PRESENT slot's entry; raw_log, when given, is shown instead of the slot's own (a log cut to fit)."""
     where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
     same = f"(the same error also as {', '.join(f'#{i}' for i in also)}) " if also else ""
-    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(slot.raw_log or '')}\n"
+    log = slot.raw_log if raw_log is None else raw_log
+    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
 
 
 def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
@@ -276,11 +282,11 @@ def _fill(
 
 def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
     """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
-    frame = json_tokens(present_lines(replace(slot, raw_log=""), also)) + 1
+    frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
     room = left - frame
     part, cost = "", left + 1
     for _ in range(6):  # escaping (newlines, quotes, control characters) makes a cut log cost more
-        part = present_lines(replace(slot, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0))), also)
+        part = present_lines(slot, also, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0)))
         cost = json_tokens(part)
         if cost <= left or room <= 0:
             break
@@ -379,7 +385,7 @@ def record_view(result: RecordResult) -> dict[str, object]:
         already_recorded_by=result.already_recorded_by,
         fixed_before=list(result.fixed_before),
     )
-    return asdict(view)
+    return _plain(view)
 
 
 def time_travel_text(result: TimeTravelResult) -> str:
@@ -443,4 +449,11 @@ def context_view(result: ContextResult) -> dict[str, object]:
         conflicts=[ConflictPair(c.first_id, c.second_id) for c in result.conflicts],
         tokens_saved=result.tokens_saved,
     )
-    return asdict(view)
+    return _plain(view)
+
+
+def _plain(view: object) -> dict[str, object]:
+    """A view as a dict, its listed views as dicts too: what asdict gives, without its recursive deep copy
+    (the largest part of building a structured result; the dict is serialized at once and dropped)."""
+    return {name: [dict(vars(item)) if hasattr(item, "__dataclass_fields__") else item for item in value]
+            if isinstance(value, list) else value for name, value in vars(view).items()}

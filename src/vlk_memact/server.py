@@ -123,23 +123,57 @@ FIELD_DESCRIPTIONS = {
 
 
 def light_output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The same contract, cheaper for clients to validate on every call.
+    """The same contract, cheap for clients to validate on every call.
 
-    Clients validate structuredContent against outputSchema on each result; pydantic's
-    `anyOf: [{type: X}, {type: null}]` becomes `type: [X, "null"]` (same meaning), and listed slots
-    are declared as objects (their fields are described, not re-validated 500 times per call).
+    The Python SDK's client validates structuredContent against outputSchema on each result, one
+    sub-schema at a time (~10 us each, bench/results/mcp-profile.md): per-item schemas of lists made
+    vlk_fetch_context's check cost more than the SDK's whole no-op round trip. So every field keeps its
+    name, type and place (`properties`, `required`); list elements and nested objects are described, not
+    typed (their fields named in the description), pydantic's `anyOf: [{type: X}, {type: null}]` becomes
+    `type: [X, "null"]` (same meaning), and titles, which a validator ignores, go.
     """
     if schema is None:
         return None
+    definitions = schema.get("$defs", {})
+    properties = {}
     for name, prop in schema.get("properties", {}).items():
+        prop = _collapse_nullable(prop)
+        light = {k: v for k, v in prop.items() if k not in ("title", "items")}
         if name in FIELD_DESCRIPTIONS:
-            prop["description"] = FIELD_DESCRIPTIONS[name]
-    slots = schema.get("properties", {}).get("slots")
-    if slots is not None:
-        schema["properties"]["slots"] = {"type": "array", "items": SLOT_ITEMS}
-        if "$ref" not in json.dumps(schema):
-            schema.pop("$defs", None)
-    return _collapse_nullable(schema)
+            light["description"] = FIELD_DESCRIPTIONS[name]
+        elif name == "slots":
+            light["description"] = SLOT_ITEMS["description"].replace("A timeline slot", "Timeline slots, each")
+        elif "items" in prop:
+            light["description"] = _items_description(prop["items"], definitions)
+        elif "$ref" in prop or "properties" in prop:
+            light = {"type": "object", "description": _object_description(prop, definitions)}
+        properties[name] = light
+    light_schema = {k: v for k, v in schema.items() if k not in ("$defs", "properties", "title")}
+    light_schema["properties"] = properties
+    return light_schema
+
+
+def _definition(node: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    return definitions.get(ref.rsplit("/", 1)[-1], {}) if isinstance(ref, str) else node
+
+
+def _object_description(node: dict[str, Any], definitions: dict[str, Any]) -> str:
+    found = _definition(node, definitions)
+    fields = ", ".join(f"{k} ({_type_name(v)})" for k, v in found.get("properties", {}).items())
+    return " ".join(x for x in (found.get("description", ""), f"Fields: {fields}." if fields else "") if x)
+
+
+def _items_description(items: dict[str, Any], definitions: dict[str, Any]) -> str:
+    found = _definition(items, definitions)
+    if "properties" in found:
+        return "A list of objects. " + _object_description(found, definitions)
+    return f"A list of {_type_name(found)}s."
+
+
+def _type_name(node: dict[str, Any]) -> str:
+    kind = _collapse_nullable(node).get("type", "value")
+    return " or ".join(kind) if isinstance(kind, list) else str(kind)
 
 
 def _collapse_nullable(node: Any) -> Any:

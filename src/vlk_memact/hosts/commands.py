@@ -119,7 +119,7 @@ def hook_main(argv: list[str]) -> int:
     from . import warm
 
     if warm.enabled():
-        raw = sys.stdin.buffer.read(warm.MAX_EVENT_BYTES + 1)
+        raw = warm.read_event()  # the script's warm.hook() may have read it already
         try:
             reply = warm.ask(host, flags, raw)
         except OSError:

@@ -9,31 +9,30 @@ How it stays harmless:
 - the server answers with exactly the code path of the in-process hook (runner.answer_event, handle()),
   with the settings of the hook's own environment, forwarded with each event;
 - the socket lives in a private directory (0700) of the user's runtime or temporary directory, named
-  after the installation (interpreter, package path, code modification time, HOME), so an upgrade or
-  another HOME gets its own server; one server per name (a lock file), which exits after
-  VLK_HOOK_SERVER_IDLE_SECONDS without a request;
+  after the installation (interpreter, package path, HOME), so another environment or HOME gets its own
+  server; one server per name (a lock file), which exits after VLK_HOOK_SERVER_IDLE_SECONDS without a
+  request, and within a second of its code changing (an upgrade, an edited checkout): it watches the
+  modification times of the package's modules, so that no hook has to;
 - the hook keeps its deadline: no answer in time means exit 0 and nothing printed;
 - VLK_HOOK_SERVER=0 turns it off.
-This module is imported by every hook process before anything else, so its client half imports only
-what the interpreter has already loaded or builds in (`_socket`, `marshal`, `zlib`: socket.py, json and
+Every hook process starts here (scripts/vlk-memact calls hook() before importing anything else of the
+package; `python -m vlk_memact hook` comes through commands.hook_main), so its client half imports only
+what the interpreter has already loaded or builds in (`_socket`, `marshal`: socket.py, json, zlib and
 hashlib would cost more than the round trip), and it reads its switches from the environment itself
 (config.py costs a dataclass and pathlib); the server validates them all. marshal is safe here because
 only this user can reach the socket, and both ends run the same interpreter (it is part of the name).
 """
 
-from __future__ import annotations
-
 import _socket
 import marshal
 import os
 import sys
-import zlib
 
-TYPE_CHECKING = False  # no typing at start-up (see above)
+TYPE_CHECKING = False  # no typing, no __future__ at start-up (see above): annotations naming Any are quoted
 if TYPE_CHECKING:
     from typing import Any
 
-PROTOCOL = 1
+PROTOCOL = 2  # 2: the socket's name no longer carries the code's modification time
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT = 0.2
 MAX_REPLY_BYTES = 4 * 1024 * 1024
@@ -55,7 +54,7 @@ def enabled() -> bool:
 
 
 def _code_stamp() -> str:
-    """The newest modification time of the package's modules: an edited or upgraded install gets a new server."""
+    """The newest modification time of the package's modules: the server exits when it changes."""
     newest = 0.0
     for folder, _, files in os.walk(_PACKAGE):
         for name in files:
@@ -64,18 +63,28 @@ def _code_stamp() -> str:
     return repr(newest)
 
 
+def _digest(text: str) -> str:
+    """64-bit FNV-1a of the text: a stable short name without loading zlib or hashlib."""
+    value = 0xCBF29CE484222325
+    for byte in text.encode():
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}"
+
+
 def socket_path() -> str:
     """Where this installation's server listens, in a directory only this user can enter."""
     root = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("TMPDIR") or "/tmp"  # not tempfile: it costs ms
     folder = os.path.join(root, f"vlk-memact-{os.getuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    info = os.stat(folder)
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        info = os.stat(folder)
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise PermissionError(f"{folder} is not private to this user")
-    identity = "\x1f".join((sys.executable, _PACKAGE, _code_stamp(), os.environ.get("HOME", ""),
-                            os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL))).encode()
-    name = f"{zlib.crc32(identity):08x}{zlib.adler32(identity):08x}"
-    return os.path.join(folder, f"hooks-{name}.sock")
+    identity = "\x1f".join((sys.executable, _PACKAGE, os.environ.get("HOME", ""),
+                            os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL)))
+    return os.path.join(folder, f"hooks-{_digest(identity)}.sock")
 
 
 def _receive(conn: _socket.socket, limit: int) -> bytes:
@@ -91,8 +100,34 @@ def _receive(conn: _socket.socket, limit: int) -> bytes:
             raise ValueError("message too large")
 
 
-def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
-    """The server's reply to this event, or None when no server could be reached (answer in process then).
+_event: bytes | None = None  # read by hook(); the in-process answer takes it from read_event()
+
+
+def read_event() -> bytes:
+    """The hook's event: stdin, read once (at most one byte more than an event may hold, so that it can be
+    refused)."""
+    global _event
+    if _event is None:
+        _event = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    return _event
+
+
+def hook(argv: list[str]) -> int | None:
+    """`vlk-memact hook HOST [--from-plugin]` answered by the warm server, with nothing more of the package
+    imported (scripts/vlk-memact calls it first): the exit status, or None when this process must answer
+    (no server, VLK_HOOK_SERVER=0, a command line or host the server does not take: commands.hook_main)."""
+    if not argv or not enabled() or [a for a in argv[1:] if a != "--from-plugin"]:
+        return None
+    try:
+        reply = ask(argv[0], argv[1:], read_event())
+    except OSError:
+        return None  # no private socket directory
+    return None if reply is None else emit(argv[0], reply)
+
+
+def ask(host: str, flags: list[str], raw: bytes) -> "dict[str, Any] | None":
+    """The server's reply to this event, or None when no server could be reached or it declined the request
+    (answer in process then).
 
     Once the event is sent, the server owns it: a late or broken reply is reported, never answered twice.
     """
@@ -120,10 +155,12 @@ def ask(host: str, flags: list[str], raw: bytes) -> dict[str, Any] | None:
         return {"problem": f"{what}; nothing was printed.", "event_name": "?"}
     finally:
         conn.close()
-    return reply if isinstance(reply, dict) else {"problem": "the warm hook server sent no reply", "event_name": "?"}
+    if not isinstance(reply, dict):
+        return {"problem": "the warm hook server sent no reply", "event_name": "?"}
+    return None if reply.get("declined") else reply  # a host or protocol it does not take: answer here
 
 
-def emit(host: str, reply: dict[str, Any]) -> int:
+def emit(host: str, reply: "dict[str, Any]") -> int:
     """Print the server's answer (JSON only), or the line saying what went wrong; the exit status is 0."""
     if reply.get("stdout"):  # the answer, as JSON text the server wrote
         sys.stdout.write(reply["stdout"])
@@ -138,6 +175,7 @@ def emit(host: str, reply: dict[str, Any]) -> int:
 
 
 SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
+CODE_CHECK_SECONDS = 1.0  # how soon a server notices that its code changed
 
 
 def spawn(path: str) -> None:
@@ -168,11 +206,16 @@ def spawn(path: str) -> None:
 
 
 def serve(path: str) -> None:
-    """Listen on path until idle; each connection is one event, answered by the in-process code path."""
+    """Listen on path until idle or until the code changes; each connection is one event, answered by the
+    in-process code path."""
+    import contextlib
     import fcntl
     import json
     import socket
     import threading
+    import time
+
+    stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
 
     from ..config import Settings
     from ..engine import Memory
@@ -191,7 +234,7 @@ def serve(path: str) -> None:
     listener.bind(path)
     os.umask(old_umask)
     listener.listen(64)
-    listener.settimeout(own.hook_server_idle_seconds)
+    listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
     memories: dict[tuple[Settings, str], Memory] = {}
     guard = threading.Lock()
 
@@ -212,7 +255,9 @@ def serve(path: str) -> None:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
                 host = str(request.get("host"))
                 if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
-                    raise ValueError("unknown request")
+                    with contextlib.suppress(OSError):  # the hook answers in its process (a usage line)
+                        conn.sendall(marshal.dumps({"declined": True}))
+                    return
                 adapter = commands.host_module(host)
                 settings = Settings.from_env(request["env"])
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
@@ -227,17 +272,45 @@ def serve(path: str) -> None:
             except OSError:
                 pass  # the hook gave up (its deadline): nothing to do
 
+    changed = threading.Event()
+    checked = [time.monotonic()]
+
+    def check_code() -> None:
+        """At most once a second, and never before a reply: a hook waits on its own answer only."""
+        now = time.monotonic()
+        with guard:
+            if now - checked[0] < CODE_CHECK_SECONDS:
+                return
+            checked[0] = now
+        if _code_stamp() != stamp:
+            changed.set()  # upgraded or edited: the next hook answers in its process and starts a new server
+
+    def serve_one(conn: socket.socket) -> None:
+        answer(conn)
+        check_code()
+
+    workers: list[threading.Thread] = []
+    last_request = time.monotonic()
     try:
-        while True:
+        while not changed.is_set():
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                break
-            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+                if time.monotonic() - last_request >= own.hook_server_idle_seconds:
+                    break
+                check_code()
+                continue
+            last_request = time.monotonic()
+            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
+            worker.start()
+            workers = [w for w in workers if w.is_alive()] + [worker]
     finally:
         listener.close()
         if os.path.exists(path):
             os.unlink(path)
+        lock.close()  # a new server may take over the name while the last answers finish here
+        for worker in workers:
+            worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
         for memory in memories.values():
             memory.close()
 
