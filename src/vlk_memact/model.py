@@ -404,8 +404,8 @@ class RecordView:
     truncated: bool
     recalled: list[RecalledConstraint]
     redacted: list[str]
+    fixed_before: list[str]  # what fixed this error in other sessions, latest first (always present)
     already_recorded_by: str | None = None  # "hook": the host's hook captured this error moments ago
-    fixed_before: list[str] = field(default_factory=list)  # what fixed this error in other sessions, latest first
 
 
 @dataclass(frozen=True)
