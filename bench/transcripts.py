@@ -22,7 +22,6 @@ Figures go to bench/results/transcripts.json and bench/results/transcripts.md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gzip
 import json
 import os

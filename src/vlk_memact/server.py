@@ -10,7 +10,6 @@ name is a JSON-RPC invalid-params error.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version

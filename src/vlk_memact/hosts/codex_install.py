@@ -31,7 +31,7 @@ from typing import Any
 
 from ..checks import Check, failed, passed
 from ..errors import InvalidInput
-from .install import executable, home_dir, remove_handlers
+from .install import executable, home_dir, load_json_object, remove_handlers
 
 HOST = "codex"
 # Event -> matcher (None: the event has none). Every tool: any call can fail, be guarded or resolve.
@@ -75,19 +75,7 @@ def is_ours(handler: Any) -> bool:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInput(f"{path} is not JSON ({exc}); vlk-memact will not rewrite it. Fix it, then run this "
-                           "again.") from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
-    return data
+    return load_json_object(path, "Fix it, then run this again.")
 
 
 def _write(path: Path, data: Mapping[str, Any], existed: bool) -> Path | None:

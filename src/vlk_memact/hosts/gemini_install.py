@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .install import executable, remove_handlers
+from .install import executable, load_json_object, remove_handlers
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -90,22 +90,9 @@ def _server_entry(command: list[str], env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        # Gemini CLI tolerates comments in settings.json; rewriting the file would lose them.
-        raise InvalidInput(
-            f"{path} is not plain JSON ({exc}); vlk-memact will not rewrite it. Remove comments or trailing "
-            f"commas, or add the entries by hand (see the README)"
-        ) from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
-    return data
+    # Gemini CLI tolerates comments in settings.json; rewriting the file would lose them.
+    return load_json_object(
+        path, "Remove comments or trailing commas, or add the entries by hand (see the README)")
 
 
 def _notes(data: Mapping[str, Any]) -> list[str]:

@@ -49,6 +49,23 @@ HOOK_EVENTS: dict[str, str | None] = {
 HOOK_ARGS = ["hook", HOST]
 
 
+def load_json_object(path: Path, not_json_hint: str) -> dict[str, Any]:
+    """A host's JSON settings file as a dict ({} when missing or empty); InvalidInput, never a rewrite, when
+    it is not plain JSON or not an object (not_json_hint says what the user can do)."""
+    if not path.exists():
+        return {}
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{path} is not plain JSON ({exc}); vlk-memact will not rewrite it. {not_json_hint}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
+    return data
+
+
 @dataclass(frozen=True)
 class Installation:
     """One entry that runs vlk-memact for Claude Code, and where it is."""
