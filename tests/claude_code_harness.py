@@ -558,12 +558,14 @@ def run_claude(
     home: str | os.PathLike[str] | None = None,
     extra_args: Sequence[str] = (),
     timeout: float = 120,
+    while_running: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> ClaudeRun:
     """Run `claude -p PROMPT --output-format json` headless against `model`; never raises on a CLI failure.
 
     `home` keeps ~/.claude (sessions, user settings) across runs, e.g. for `--resume`; without it each
     run gets a fresh temporary HOME. A run over `timeout` seconds kills the CLI's process group and
-    raises AssertionError with what it printed.
+    raises AssertionError with what it printed. `while_running(process)` is called once the CLI has started
+    (to signal it as a user would); if it raises, the CLI's process group is killed and the error goes on.
     """
     command = claude_command()
     home_path = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="vlk-claude-home-"))
@@ -589,6 +591,13 @@ def run_claude(
         start_new_session=True,  # its own process group: a timeout kills the CLI and its children
     )
     try:
+        if while_running is not None:
+            try:
+                while_running(process)
+            except BaseException:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                raise
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)

@@ -8,14 +8,18 @@ broken DATABASE_URL: the session completes, the hook log names the problem; (f) 
 installed too, the model's vlk_fetch_context sees the hooks' slots of the same session; (g) install and
 uninstall round trip on settings that already hold other hooks; (h) the host's own refusals (input checks,
 permission refusals, a parallel call beside a failing one) never reach PostToolUseFailure in the real CLI
-and are never recorded, looped or carried.
+and are never recorded, looped or carried; (i) nor does a user's interrupt of a running command (SIGINT):
+the CLI ends the session with no failure event.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,7 @@ from claude_code_harness import (
     tool_search,
 )
 
-from record_claude_code_hooks import dump_settings
+from record_claude_code_hooks import DUMP, dump_settings
 
 from vlk_memact import Memory
 from vlk_memact.hosts import install
@@ -172,6 +176,90 @@ def test_the_hosts_refusals_are_never_failures_loops_or_lessons(setup: dict) -> 
         again = run_claude("What do we know?", cwd=project, model=model, env=env_for(db), home=home)
     assert again.returncode == 0, again.describe()
     assert "vlk-memact:" not in model.main_requests[0].text()
+
+
+def interrupt_when_started(marker: Path, group: bool) -> Any:
+    """Send SIGINT once the command has started (it touches `marker` first), as a user's Ctrl-C would: to the CLI's
+    whole process group (a terminal's foreground group) or to the `claude` process alone (`kill -INT`)."""
+    def interrupt(process: subprocess.Popen[str]) -> None:
+        deadline = time.monotonic() + 120  # generous: a loaded 2-core machine starts the CLI slowly
+        while not marker.exists():
+            assert process.poll() is None, f"claude exited {process.returncode} before the command started"
+            assert time.monotonic() < deadline, "the command did not start within 120 s"
+            time.sleep(0.1)
+        time.sleep(0.5)  # the command is in its sleep
+        if group:
+            os.killpg(process.pid, signal.SIGINT)
+        else:
+            os.kill(process.pid, signal.SIGINT)
+    return interrupt
+
+
+def record_hook_exits(project: Path, exits: Path) -> None:
+    """Wrap each installed vlk-memact hook so its exit status is written to `exits` (stdin and stdout pass through)."""
+    path = project / ".claude" / "settings.local.json"
+    settings = json.loads(path.read_text())
+    script = '"$0" "$@"; s=$?; echo "$s" >> ' + str(exits) + '; exit $s'
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                if hook.get("command") == VLK:
+                    hook["args"] = ["-c", script, hook["command"], *hook["args"]]
+                    hook["command"] = "/bin/sh"
+    path.write_text(json.dumps(settings, indent=2))
+
+
+def test_an_interrupt_is_never_a_failure_loop_or_lesson(setup: dict) -> None:
+    """A user interrupts a running Bash command (SIGINT), in three sessions. What Claude Code 2.1.328 does: the
+    command is killed, the session ends at once (exit 0, `is_error` with `terminal_reason: aborted_tools`), the model
+    is not asked again, and no PostToolUse or PostToolUseFailure fires (so no `is_interrupt` either): PreToolUse,
+    then SessionEnd. vlk-memact's hooks exit 0, log nothing, record nothing, and a new session hears nothing."""
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    install_into(project, home)
+    exits = setup["root"] / "exits.log"
+    record_hook_exits(project, exits)
+    dumps = setup["root"] / "dumps"  # what the CLI itself sends to hooks, beside vlk-memact's
+    dumps.mkdir()
+    recorder = dump_settings(dumps)
+    handler = recorder["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert handler["args"][1] == DUMP
+    for event in ("PostToolBatch", "Stop", "StopFailure", "SessionEnd"):
+        recorder["hooks"][event] = [{"hooks": [handler]}]
+    sessions = []
+    for n, group in enumerate([True, False, True]):
+        marker = project / f"started_{n}"
+        call = ToolUse("Bash", {"command": f"touch started_{n}; sleep 60; echo done > done_{n}",
+                                "description": "Wait for the build"}, id=f"toolu_sleep_{n}")
+        with ScriptedModel([call]) as model:
+            run = run_claude("Wait for the build.", cwd=project, model=model, env=env_for(db), home=home,
+                             settings=recorder, timeout=240, while_running=interrupt_when_started(marker, group))
+        model.assert_done()
+        assert run.returncode == 0 and isinstance(run.json, dict) and run.json["is_error"], run.describe()
+        assert (run.json["subtype"], run.json["terminal_reason"]) == ("error_during_execution", "aborted_tools")
+        assert len(model.main_requests) == 1  # the model is not asked again: the session is over
+        assert marker.exists() and not (project / f"done_{n}").exists()  # the command started and was killed
+        events = [json.loads(f.read_text()) for f in dumps.iterdir()]
+        mine = [e for e in events if e["session_id"] == run.session_id]
+        assert sorted(e["hook_event_name"] for e in mine) == sorted(
+            ["SessionStart", "UserPromptSubmit", "PreToolUse", "SessionEnd"]), [e["hook_event_name"] for e in mine]
+        assert [e["tool_use_id"] for e in mine if e["hook_event_name"] == "PreToolUse"] == [call.id]
+        sessions.append(run.session_id)
+    assert len(set(sessions)) == 3
+    # vlk-memact ran on every event it is installed for (SessionStart, UserPromptSubmit, PreToolUse), exited 0 each
+    # time and logged nothing
+    assert exits.read_text().split() == ["0"] * 9, exits.read_text()
+    log = home / ".local" / "share" / "vlk-memact" / "hooks.log"
+    assert not log.exists() or log.read_text() == "", log.read_text()
+    with Memory(f"sqlite:///{db}", project=str(project)) as memory:
+        for session in sessions:
+            slots = memory.get_history(session_id=session).slots
+            assert slots == [], [(s.origin, s.raw_log) for s in slots]
+    with ScriptedModel(["Noted."]) as model:
+        again = run_claude("What do we know?", cwd=project, model=model, env=env_for(db), home=home)
+    assert again.returncode == 0, again.describe()
+    first = model.main_requests[0].text()
+    assert "vlk-memact:" not in first and "sleep 60" not in first
 
 
 def test_after_a_successful_edit_the_identical_call_runs_with_the_warning(setup: dict) -> None:
