@@ -585,6 +585,6 @@ def _lesson_fingerprint(slots: Sequence[Slot]) -> tuple[str | None, tuple[str, .
     """A lesson is keyed by what it was learned from: the newest slot's key, and every slot's keys."""
     keys: dict[str, None] = {}
     for slot in reversed(slots):
-        for key in slot.fingerprint_keys or ((slot.fingerprint,) if slot.fingerprint else ()):
+        for key in slot.error_keys:
             keys.setdefault(key, None)
     return slots[-1].fingerprint, tuple(keys)[:MAX_LESSON_KEYS]

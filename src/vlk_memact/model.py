@@ -87,6 +87,11 @@ class Slot:
     last_fired_at: str | None = None
     uid: str = ""  # stable across databases: what export and import match on
 
+    @property
+    def error_keys(self) -> tuple[str, ...]:
+        """The keys this slot's error is matched by: its fingerprint keys, else its primary fingerprint."""
+        return self.fingerprint_keys or ((self.fingerprint,) if self.fingerprint else ())
+
 
 @dataclass(frozen=True, slots=True)
 class NewSlot:

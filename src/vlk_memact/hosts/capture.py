@@ -315,9 +315,8 @@ def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
     only when the guard denies, so an allowed call pays nothing for it."""
     from ..fix_memory import fix_line, fix_of
 
-    keys = failure.fingerprint_keys or ((failure.fingerprint,) if failure.fingerprint else ())
     with memory.store.read() as tx:
-        found = fix_of(tx, key, keys)
+        found = fix_of(tx, key, failure.error_keys)
     return fix_line(found) if found is not None else None
 
 

@@ -23,7 +23,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 
 from ..checks import Check, failed, passed
 from ..errors import InvalidInput
-from .install import executable, home_dir, load_json_object, remove_handlers
+from .install import executable, home_dir, load_json_object, remove_handlers, replace_with_backup
 
 HOST = "codex"
 # Event -> matcher (None: the event has none). Every tool: any call can fail, be guarded or resolve.
@@ -79,20 +78,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _write(path: Path, data: Mapping[str, Any], existed: bool) -> Path | None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if existed:
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(prefix=".hooks.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)  # a crash leaves the old file or the new one
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return backup
+    return replace_with_backup(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", existed, BACKUP_SUFFIX)
 
 
 @dataclass

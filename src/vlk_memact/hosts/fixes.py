@@ -109,8 +109,7 @@ def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: 
     for pairs in list(errors.values())[:MAX_ERRORS]:
         last_call, last_slot = pairs[0]
         planned = plan_fix(last_call.call_key, success, [c for c in recent if c.id > last_call.id])
-        keys = tuple(dict.fromkeys(k for _, s in pairs for k in (s.fingerprint_keys or ((s.fingerprint,)
-                                                                                         if s.fingerprint else ()))))
+        keys = tuple(dict.fromkeys(k for _, s in pairs for k in s.error_keys))
         if not keys:
             continue
         scope = "global" if any(c.scope is Scope.GLOBAL for c in tx.constraints_matching(key, keys)) else "project"
@@ -149,7 +148,7 @@ def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
 def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence[str]) -> tuple[list[Fix], list[int]]:
     """The working fixes to tell after this failure, and the ids of fixes told earlier in the session that were
     applied and did not hold (to demote). Reads only."""
-    keys = slot.fingerprint_keys or ((slot.fingerprint,) if slot.fingerprint else ())
+    keys = slot.error_keys
     if not keys:
         return [], []
     found = tx.fixes_matching(key, match_keys(keys), FIXES_LOOKED_AT)
@@ -177,7 +176,7 @@ def lesson_lookup(memory: Memory, session_id: str) -> Callable[[Slot], str | Non
         known = working(tx.fixes(key.tenant, key.project, None, PROJECT_FIXES_READ))
 
     def fix_for(lesson: Slot) -> str | None:
-        keys = set(match_keys(lesson.fingerprint_keys or ((lesson.fingerprint,) if lesson.fingerprint else ())))
+        keys = set(match_keys(lesson.error_keys))
         found = next((f for f in known if keys.intersection(f.fingerprint_keys)), None)
         return fix_line(found) if found is not None else None
 

@@ -15,15 +15,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .install import executable, load_json_object, remove_handlers
+from .install import executable, load_json_object, remove_handlers, replace_with_backup
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -130,23 +128,7 @@ def _is_our_server(entry: Mapping[str, Any]) -> bool:
 
 def _write(path: Path, data: Mapping[str, Any], existed: bool) -> tuple[str, Path | None]:
     text = _dumps(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if existed:
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        shutil.copy2(path, backup)
-    # Write beside it and rename: a crash leaves the old file or the new one, never half of one.
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        if existed:
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return text, backup
+    return text, replace_with_backup(path, text, existed, BACKUP_SUFFIX)
 
 
 def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None = None,

@@ -49,6 +49,30 @@ HOOK_EVENTS: dict[str, str | None] = {
 HOOK_ARGS = ["hook", HOST]
 
 
+def replace_with_backup(path: Path, text: str, existed: bool, backup_suffix: str) -> Path | None:
+    """Write text to a host's settings file through a temporary file and a rename (a crash leaves the old file
+    or the new one, never half of one), keeping its mode and a copy of the old file; returns that copy."""
+    import shutil
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if existed:
+        backup = path.with_name(path.name + backup_suffix)
+        shutil.copy2(path, backup)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        if existed:
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return backup
+
+
 def load_json_object(path: Path, not_json_hint: str) -> dict[str, Any]:
     """A host's JSON settings file as a dict ({} when missing or empty); InvalidInput, never a rewrite, when
     it is not plain JSON or not an object (not_json_hint says what the user can do)."""
