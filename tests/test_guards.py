@@ -1,4 +1,4 @@
-"""Ten-line guards: the public namespace, the import direction, and the README."""
+"""Ten-line guards: the public namespace, the import direction, the README and the docs pages."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from vlk_memact.cli import _parser
 
 PACKAGE = Path(vlk_memact.__file__).parent
 ROOT = PACKAGE.parent.parent
+DOCS = ROOT / "docs"
 PURE = {"model", "errors", "fingerprint", "loops", "consolidate", "conflicts", "render", "inputs", "quoting", "redact"}
 
 
@@ -62,23 +63,31 @@ def _modules() -> set[str]:
     return {p.stem for p in PACKAGE.glob("*.py")} | {"store", "fingerprint"}
 
 
-def test_readme_documents_every_tool_command_and_setting() -> None:
-    readme = (ROOT / "README.md").read_text()
-    for tool in ("vlk_time_travel", "vlk_get_history", "vlk_search_memory", "vlk_summarize_session",
-                 "vlk_fetch_context", "vlk_revoke_future", "vlk_record_state"):
-        assert f"`{tool}`" in readme, tool
-    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    for command in commands:
-        assert f"vlk-memact {command}" in readme, command
+def test_each_tool_command_and_setting_has_a_row_on_its_docs_page() -> None:
+    """Tools in docs/tools.md, commands (and each host they take) in docs/cli.md, settings in docs/configuration.md
+    but the hooks' own, which are in the hooks' table of docs/hosts.md."""
     from dataclasses import fields
 
+    from mcp_clients import TOOL_NAMES
     from vlk_memact import Settings
 
+    tools = (DOCS / "tools.md").read_text()
+    for tool in TOOL_NAMES:
+        assert f"| `{tool}` |" in tools, tool
+    cli = (DOCS / "cli.md").read_text()
+    for command, parser in _parser()._subparsers._group_actions[0].choices.items():  # type: ignore[union-attr]
+        assert f"`vlk-memact {command}" in cli, command
+        hosts = [a.choices for a in parser._actions if not a.option_strings and a.choices]
+        for host in hosts[0] if hosts else ():
+            assert f"`vlk-memact {command} {host}`" in cli or f"`{command} {host}`" in cli, (command, host)
+    configuration, hosts = (DOCS / "configuration.md").read_text(), (DOCS / "hosts.md").read_text()
     names = ["DATABASE_URL"] + ["VLK_" + f.name.upper() for f in fields(Settings) if f.name != "database_url"]
     for setting in names:
-        assert f"`{setting}`" in readme, setting
+        page = hosts if setting.startswith(("VLK_HOOK_", "VLK_HOST_")) else configuration
+        assert f"| `{setting}` |" in page, setting
 
 
-def test_ci_runs_the_readme_test_command() -> None:
+def test_readme_shows_the_two_commands_verbatim() -> None:
     readme = (ROOT / "README.md").read_text()
-    assert "bash .ci/run" in readme
+    assert "```bash\npip install . && vlk-memact\n```" in readme
+    assert "```bash\nbash .ci/run\n```" in readme

@@ -1,0 +1,480 @@
+"""Every command the README and docs/ show is checked, so a page cannot drift from the code it describes.
+
+A `vlk-memact ...` command (in a fenced shell block or in inline code) must parse with the real CLI
+parser, and the safe ones run, each in a throwaway home, repository and database, and must exit 0.
+A `python bench/X.py ...` command must name an existing script whose `--help` knows its flags. Any
+other command of a shell block is either run here or listed in NOT_RUN with the reason. JSON blocks
+parse, Python blocks run, every relative link and image resolves (anchors included), and every docs
+page is reachable from the README.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from vlk_memact.cli import _parser
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELLS = {"bash", "sh", "shell", "console"}
+CHECKED_LANGUAGES = SHELLS | {"json", "python"}
+UNCHECKED_LANGUAGES = {
+    "text": "output or pictures, not input",
+    "nginx": "a reverse-proxy snippet; nginx is not installed here and the server side is run by tests/test_http_*.py",
+}
+
+# Commands of shell blocks that this test does not run, each with why (matched on the command's text).
+NOT_RUN = {
+    "pip install .": "installs the checkout with its dependencies from PyPI (network); the tests run in that install",
+    "bash .ci/run": "the whole suite, this test included: CI runs it (tests/test_guards.py checks the README shows it)",
+    "pipx install /path/to/vlk-memact": "a placeholder path, and pipx fetches the dependencies (network); "
+    "tests/test_install_forms.py runs the uvx forms against this checkout",
+    "cd your-repository": "a placeholder: the install after it runs here in a temporary git repository",
+}
+
+# `vlk-memact` subcommands that are parsed but not run, with why.
+NOT_RUN_SUBCOMMANDS = {
+    "ui": "a web server that runs until stopped: tests/test_viewer_live.py starts it and reads its URL",
+    "hook": "answers one host event from stdin and exits 0 whatever happens, by design, so a run checks "
+    "nothing: tests/test_hooks_process.py and the host tests drive it",
+}
+NOT_RUN_HTTP = "an HTTP server that runs until stopped: tests/test_http_postgres.py and the load bench start it"
+TRUST_DROPPED = "--trust asks `codex app-server` (the Codex CLI, not installed here): run without it"
+
+# Placeholders of inline commands, and what stands for them when a command is parsed or run.
+PLACEHOLDERS = {
+    "TEXT": "an error happened",
+    "QUERY": "error",
+    "L": "a lesson",
+    "E": "its evidence",
+    "HOST": "claude-code",
+    "S": "local",
+    "URL": "{database_url}",
+    "FILE": "{tmp}/file",
+    "ID": "{present_id}",
+    "ID...": "{present_id}",
+}
+PER_COMMAND_PLACEHOLDERS = {"revoke": {"ID": "{future_id}"}, "import": {"FILE": "{export}"}}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One command as a page shows it."""
+
+    page: str
+    line: int
+    text: str
+    fenced: bool
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}: {self.text}"
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int
+    language: str
+    body: str
+
+
+def _relative(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def blocks(path: Path) -> list[Block]:
+    found, language, start, body = [], None, 0, []
+    for number, line in enumerate(path.read_text().split("\n"), 1):
+        fence = line.strip()
+        if fence.startswith("```"):
+            if language is None:
+                language, start, body = fence[3:].strip(), number, []
+            else:
+                found.append(Block(_relative(path), start, language, "\n".join(body)))
+                language = None
+        elif language is not None:
+            body.append(line)
+    assert language is None, f"{path}: a fence opened on line {start} is never closed"
+    return found
+
+
+def prose(path: Path) -> str:
+    """The page with its fenced blocks blanked, line numbers kept."""
+    lines, inside = [], False
+    for line in path.read_text().split("\n"):
+        if line.strip().startswith("```"):
+            inside = not inside
+            lines.append("")
+        else:
+            lines.append("" if inside else line)
+    return "\n".join(lines)
+
+
+def inline_code(path: Path) -> list[tuple[int, str]]:
+    text = prose(path)
+    return [(text.count("\n", 0, m.start()) + 1, " ".join(m.group(2).split()))
+            for m in re.finditer(r"(`+)(.+?)\1", text, re.S)]
+
+
+def simple_commands(script: str) -> list[list[str]]:
+    """The simple commands of a shell snippet: comments dropped, split at ;, &&, || and |."""
+    lexer = shlex.shlex(script.replace("\\\n", " "), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    commands, current = [], []
+    for token in lexer:
+        if token in {";", "&&", "||", "|", "&"}:
+            commands.append(current)
+            current = []
+        else:
+            current.append(token)
+    return [c for c in [*commands, current] if c]
+
+
+def without_assignments(argv: list[str]) -> list[str]:
+    while argv and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", argv[0]):
+        argv = argv[1:]
+    return argv
+
+
+def vlk_arguments(argv: list[str]) -> list[str] | None:
+    """The arguments after `vlk-memact` (or `python -m vlk_memact`), or None for another program."""
+    argv = without_assignments(argv)
+    if argv and Path(argv[0]).name == "vlk-memact":
+        return argv[1:]
+    if len(argv) >= 3 and Path(argv[0]).name.startswith("python") and argv[1:3] == ["-m", "vlk_memact"]:
+        return argv[3:]
+    return None
+
+
+def bench_arguments(argv: list[str]) -> list[str] | None:
+    """`python bench/X.py ARGS` (or `bench/X.py ARGS`) as [bench/X.py, *ARGS], or None."""
+    argv = without_assignments(argv)
+    if argv and argv[0].startswith("bench/") and argv[0].endswith(".py"):
+        return argv
+    if len(argv) >= 2 and Path(argv[0]).name.startswith("python") and argv[1].startswith("bench/"):
+        return argv[1:]
+    return None
+
+
+def shown_commands() -> list[Shown]:
+    """Every command of every shell block (one per simple command) and every inline vlk-memact or bench command."""
+    found = []
+    for path in PAGES:
+        for block in blocks(path):
+            if block.language not in SHELLS:
+                continue
+            for offset, line in enumerate(block.body.split("\n"), 1):
+                for argv in simple_commands(line):
+                    found.append(Shown(block.page, block.line + offset, shlex.join(argv), True))
+        for number, code in inline_code(path):
+            try:
+                commands = simple_commands(code.replace("[", " ").replace("]", " "))
+            except ValueError:
+                continue  # unbalanced quotes: not a command line
+            if len(commands) != 1:
+                continue  # a pipeline or a notation such as `opencode|codex`: not one command line
+            if vlk_arguments(commands[0]) is not None or bench_arguments(commands[0]) is not None:
+                found.append(Shown(_relative(path), number, code, False))
+    return found
+
+
+SHOWN = shown_commands()
+
+
+def argv_of(shown: Shown) -> list[str]:
+    """The command's words, optional brackets opened (`[--scope S]` is shown as a use of --scope)."""
+    text = shown.text if shown.fenced else shown.text.replace("[", " ").replace("]", " ")
+    (argv,) = simple_commands(text)
+    return argv
+
+
+def substituted(arguments: list[str], values: dict[str, str]) -> list[str]:
+    subcommand = next((a for a in arguments if a in _subcommands()), None)
+    table = {**PLACEHOLDERS, **PER_COMMAND_PLACEHOLDERS.get(subcommand or "", {})}
+    return [table[a].format(**values) if a in table else a for a in arguments]
+
+
+@cache
+def _subcommands() -> dict[str, object]:
+    return _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+
+
+def parse_error(arguments: list[str]) -> str | None:
+    """What the real parser says against these arguments, or None when they parse.
+
+    A bare `vlk-memact import` in a sentence names the command rather than showing a command line:
+    it only has to exist.
+    """
+    if len(arguments) == 1 and arguments[0] in _subcommands():
+        return None
+    try:
+        _parser().parse_args(arguments)
+    except SystemExit as stop:
+        return None if stop.code == 0 else f"the CLI parser refuses {arguments} (exit {stop.code})"
+    return None
+
+
+def why_not_run(arguments: list[str]) -> str | None:
+    namespace = _parser().parse_args(arguments)
+    command = getattr(namespace, "command", None)
+    if command in NOT_RUN_SUBCOMMANDS:
+        return NOT_RUN_SUBCOMMANDS[command]
+    if command == "serve" and getattr(namespace, "transport", "stdio") != "stdio":
+        return NOT_RUN_HTTP
+    return None
+
+
+VLK = [s for s in SHOWN if vlk_arguments(argv_of(s)) is not None]
+BENCH = [s for s in SHOWN if bench_arguments(argv_of(s)) is not None]
+OTHER = [s for s in SHOWN if s.fenced and s not in VLK and s not in BENCH]
+
+
+def test_every_page_shows_what_this_test_checks() -> None:
+    """The extraction itself works: the README's own commands are found."""
+    texts = {s.text for s in SHOWN if s.page == "README.md"}
+    assert {"pip install .", "vlk-memact", "bash .ci/run", "vlk-memact install claude-code"} <= texts
+    assert len(VLK) > 30 and len(BENCH) > 8
+
+
+@pytest.mark.parametrize("shown", VLK, ids=str)
+def test_vlk_memact_commands_parse(shown: Shown) -> None:
+    arguments = substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))
+    error = parse_error(arguments)
+    assert error is None, f"{shown}: {error}"
+
+
+def _fake_values(tmp: Path) -> dict[str, str]:
+    return {"tmp": str(tmp), "database_url": f"sqlite:///{tmp}/vlk.db", "present_id": "1", "future_id": "2",
+            "export": f"{tmp}/export.jsonl"}
+
+
+def _command() -> list[str]:
+    beside = Path(sys.executable).with_name("vlk-memact")
+    return [str(beside)] if beside.exists() else [sys.executable, "-m", "vlk_memact"]
+
+
+def _environment(home: Path, database_url: str) -> dict[str, str]:
+    """A throwaway user: its own home, Codex home, runtime directory and database; nothing of ours leaks in."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VLK_", "DATABASE_URL", "CODEX_", "XDG_"))}
+    for name in ("home", "codex", "run"):
+        (home / name).mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(home / "home"), CODEX_HOME=str(home / "codex"), XDG_RUNTIME_DIR=str(home / "run"),
+               DATABASE_URL=database_url, VLK_PROJECT="docs-test", VLK_HOOK_SERVER="0",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    return env
+
+
+def run_vlk(arguments: list[str], home: Path, database_url: str, stdin: str = "") -> subprocess.CompletedProcess:
+    repository = home / "repository"
+    if not (repository / ".git").exists():
+        repository.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    return subprocess.run([*_command(), *arguments], cwd=repository, env=_environment(home, database_url),
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A small database made with the CLI itself: a live error, a lesson, and an export of both."""
+    tmp = tmp_path_factory.mktemp("template")
+    url = f"sqlite:///{tmp}/vlk.db"
+    for arguments in (["record", "Error: Cannot find module 'express'"], ["record", "TypeError: x is undefined"]):
+        assert run_vlk(arguments, tmp, url).returncode == 0
+    slots = json.loads(run_vlk(["history"], tmp, url).stdout)
+    present = min(s["id"] for s in slots)
+    done = run_vlk(["time-travel", str(max(s["id"] for s in slots)), "--learning", "install it first",
+                    "--evidence", "TypeError"], tmp, url)
+    assert done.returncode == 0, done.stderr
+    future = next(s["id"] for s in json.loads(run_vlk(["history"], tmp, url).stdout) if s["temporal_state"] == "FUTURE")
+    assert run_vlk(["export", "-o", f"{tmp}/export.jsonl"], tmp, url).returncode == 0
+    return {"database": f"{tmp}/vlk.db", "present_id": str(present), "future_id": str(future),
+            "export": f"{tmp}/export.jsonl"}
+
+
+def distinct_runs() -> list[Shown]:
+    """The runnable commands, each command line once (the first place it is shown names it)."""
+    runs: dict[tuple[str, ...], Shown] = {}
+    for shown in VLK:
+        if runnable(shown):
+            runs.setdefault(tuple(substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))), shown)
+    return list(runs.values())
+
+
+def runnable(shown: Shown) -> bool:
+    arguments = substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))
+    try:
+        return why_not_run(arguments) is None
+    except SystemExit:
+        return False  # a command named in a sentence (`vlk-memact import`), or one the parse test reports
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("shown", distinct_runs(), ids=str)
+def test_vlk_memact_commands_run(shown: Shown, template: dict[str, str], tmp_path: Path) -> None:
+    """Each in a fresh home, repository and copy of the template database: exit 0."""
+    shutil.copy(template["database"], tmp_path / "vlk.db")
+    values = {**_fake_values(tmp_path), **{k: template[k] for k in ("present_id", "future_id", "export")}}
+    arguments = [a for a in substituted(vlk_arguments(argv_of(shown)) or [], values) if a != "--trust"]
+    done = run_vlk(arguments, tmp_path, values["database_url"])
+    assert done.returncode == 0, f"{shown}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+@cache
+def bench_help(script: str) -> str:
+    """The script's usage. A script without an argument parser would run the whole bench on `--help`
+    (bench/profile_paths.py does, and rewrites bench/results/profile.*), so it is refused first."""
+    source = (ROOT / script).read_text()
+    assert re.search(r"add_argument|parse_args|ArgumentParser", source), f"{script} is shown with arguments but parses none"
+    done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{script} --help: exit {done.returncode}\n{done.stderr[-2000:]}"
+    assert done.stdout.startswith("usage:"), f"{script} --help printed no usage"
+    return done.stdout
+
+
+@pytest.mark.parametrize("shown", BENCH, ids=str)
+def test_bench_commands_name_a_script_and_its_flags(shown: Shown) -> None:
+    script, *arguments = bench_arguments(argv_of(shown)) or [""]
+    assert (ROOT / script).is_file(), f"{shown}: no {script}"
+    words = [a for a in arguments if not re.fullmatch(r"[A-Z][A-Z.]*|…|\.\.\.", a)]  # placeholders: NAME, DIR
+    if not words:
+        return  # nothing to check beyond the file (some scripts build data on import: a slow --help)
+    usage = bench_help(script)
+    for word in words:
+        if word.startswith("-"):
+            flag = word.split("=")[0]
+            assert re.search(rf"(^|[\s\[,]){re.escape(flag)}\b", usage), f"{shown}: {script} has no {flag}"
+    positionals = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1].startswith("-"))]
+    choices = re.findall(r"\{([\w,|-]+)\}", usage)
+    for word in positionals:
+        if choices and not word.replace(".", "").isdigit():
+            assert any(word in c.split(",") for c in choices), f"{shown}: {script} takes no {word} ({choices})"
+
+
+@pytest.mark.parametrize("shown", OTHER, ids=str)
+def test_other_shell_commands_are_run_or_listed(shown: Shown) -> None:
+    assert shown.text in NOT_RUN, (f"{shown}: a command of a shell block that this test neither runs nor lists; "
+                                   "check it here or add it to NOT_RUN with the reason")
+
+
+def test_not_run_lists_only_commands_still_shown() -> None:
+    shown = {s.text for s in OTHER}
+    assert set(NOT_RUN) <= shown, set(NOT_RUN) - shown
+
+
+def test_every_fence_names_a_known_language() -> None:
+    for path in PAGES:
+        for block in blocks(path):
+            assert block.language in CHECKED_LANGUAGES | set(UNCHECKED_LANGUAGES), (
+                f"{block.page}:{block.line}: a fence without a language this test knows ({block.language!r})")
+
+
+def test_json_blocks_parse() -> None:
+    found = [b for p in PAGES for b in blocks(p) if b.language == "json"]
+    assert found
+    for block in found:
+        json.loads(block.body)
+
+
+@pytest.mark.slow
+def test_python_blocks_run(tmp_path: Path) -> None:
+    """The library example, against a temporary database instead of /tmp/agent.db."""
+    found = [b for p in PAGES for b in blocks(p) if b.language == "python"]
+    assert found
+    for number, block in enumerate(found):
+        source = re.sub(r"sqlite:///[^\"']+", f"sqlite:///{tmp_path}/example{number}.db", block.body)
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120,
+                              env={k: v for k, v in os.environ.items() if not k.startswith(("VLK_", "DATABASE_URL"))})
+        assert done.returncode == 0, f"{block.page}:{block.line}:\n{done.stderr[-2000:]}"
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    text = re.sub(r"[`*_]|<[^>]+>", "", heading.strip().lower())
+    text = re.sub(r"\]\([^)]*\)", "", text).replace("[", "")
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    for line in prose(path).split("\n"):
+        match = re.match(r"#{1,6}\s+(.*)", line)
+        if match:
+            base = slug(match.group(1))
+            count = seen.get(base, 0)
+            seen[base] = count + 1
+            if count:
+                seen[f"{base}-{count}"] = 1
+    return set(seen)
+
+
+def links(path: Path) -> list[tuple[int, str]]:
+    text = re.sub(r"(`+).+?\1", lambda m: " " * len(m.group(0)), prose(path), flags=re.S)
+    return [(text.count("\n", 0, m.start()) + 1, m.group(1))
+            for m in re.finditer(r"\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)", text)]
+
+
+def test_relative_links_and_images_resolve() -> None:
+    checked = 0
+    for path in PAGES:
+        for number, target in links(path):
+            if re.match(r"[a-z][a-z+.-]*:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            resolved = (path.parent / file).resolve() if file else path
+            assert resolved.exists(), f"{_relative(path)}:{number}: {target} names no file"
+            if anchor and resolved.suffix == ".md":
+                assert anchor in anchors(resolved), f"{_relative(path)}:{number}: no heading #{anchor} in {file or path.name}"
+            checked += 1
+    assert checked > 40
+
+
+def test_every_docs_page_and_image_is_reachable_from_the_readme() -> None:
+    reached, todo = set(), [ROOT / "README.md"]
+    while todo:
+        page = todo.pop()
+        if page in reached:
+            continue
+        reached.add(page)
+        for _, target in links(page):
+            file = target.partition("#")[0]
+            if file and not re.match(r"[a-z][a-z+.-]*:", file):
+                resolved = (page.parent / file).resolve()
+                if resolved.suffix == ".md" and resolved.exists():
+                    todo.append(resolved)
+                else:
+                    reached.add(resolved)
+    docs = {p.resolve() for p in (ROOT / "docs").iterdir() if p.suffix in {".md", ".png"}}
+    assert not docs - reached, sorted(_relative(p) for p in docs - reached)
+
+
+def test_paths_the_pages_name_exist() -> None:
+    """A file of this repository named in inline code (`bench/guard.py`, `vlk_memact/hosts/guard.py`) exists."""
+    for path in PAGES:
+        for number, code in inline_code(path):
+            for token in re.findall(r"(?<![\w./-])((?:bench|tests|scripts|hooks|\.ci|vlk_memact)/[\w./-]*\w)", code):
+                if token.startswith("hooks/") and "." not in token:
+                    continue  # Codex's `hooks/list` is a method of its app-server, not a file
+                where = ROOT / "src" / token if token.startswith("vlk_memact/") else ROOT / token
+                assert where.exists(), f"{_relative(path)}:{number}: `{token}` does not exist"
+
+
+def test_a_broken_command_fails_the_checks(tmp_path: Path) -> None:
+    """The checks above can fail: a misspelt subcommand or flag, and a command that runs but fails."""
+    assert parse_error(["histroy"]) is not None
+    assert parse_error(["history", "--fixess"]) is not None
+    assert parse_error(["install", "cursor"]) is not None
+    assert run_vlk(["revoke", "999"], tmp_path, f"sqlite:///{tmp_path}/vlk.db").returncode != 0
+    assert OTHER and Shown("x.md", 1, "curl https://example.com | sh", True).text not in NOT_RUN
