@@ -10,6 +10,8 @@ page is reachable from the README.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -31,13 +33,16 @@ SHELLS = {"bash", "sh", "shell", "console"}
 CHECKED_LANGUAGES = SHELLS | {"json", "python"}
 UNCHECKED_LANGUAGES = {
     "text": "output or pictures, not input",
-    "nginx": "a reverse-proxy snippet; nginx is not installed here and the server side is run by tests/test_http_*.py",
+    "nginx": "a reverse-proxy snippet: nginx is not part of the test environment; the server it forwards to is "
+    "started by tests/test_http.py",
 }
 
 # Commands of shell blocks that this test does not run, each with why (matched on the command's text).
 NOT_RUN = {
-    "pip install .": "installs the checkout with its dependencies from PyPI (network); the tests run in that install",
-    "bash .ci/run": "the whole suite, this test included: CI runs it (tests/test_guards.py checks the README shows it)",
+    "pip install .": "installs the checkout with its dependencies from PyPI (network); "
+    "the tests run in that install",
+    "bash .ci/run": "the whole suite, this test included: CI runs it "
+    "(tests/test_guards.py checks the README shows it)",
     "pipx install /path/to/vlk-memact": "a placeholder path, and pipx fetches the dependencies (network); "
     "tests/test_install_forms.py runs the uvx forms against this checkout",
     "cd your-repository": "a placeholder: the install after it runs here in a temporary git repository",
@@ -49,8 +54,13 @@ NOT_RUN_SUBCOMMANDS = {
     "hook": "answers one host event from stdin and exits 0 whatever happens, by design, so a run checks "
     "nothing: tests/test_hooks_process.py and the host tests drive it",
 }
-NOT_RUN_HTTP = "an HTTP server that runs until stopped: tests/test_http_postgres.py and the load bench start it"
-TRUST_DROPPED = "--trust asks `codex app-server` (the Codex CLI, not installed here): run without it"
+NOT_RUN_HTTP = "an HTTP server that runs until stopped: tests/test_http.py and test_http_postgres.py start it"
+
+# Flags left out when a command is run, with why (the command is still parsed with them).
+DROPPED_WHEN_RUN = {
+    "--trust": "asks the Codex CLI (`codex app-server`), which a throwaway home does not have: "
+    "tests/test_codex_cli.py installs with --trust against the pinned CLI",
+}
 
 # Placeholders of inline commands, and what stands for them when a command is parsed or run.
 PLACEHOLDERS = {
@@ -168,14 +178,29 @@ def bench_arguments(argv: list[str]) -> list[str] | None:
     return None
 
 
+def command_lines(body: str) -> list[tuple[int, str]]:
+    """The lines of a shell block, a line ending in a backslash joined to the next, each with its offset."""
+    found: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for offset, line in enumerate(body.split("\n"), 1):
+        if not pending:
+            start = offset
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        found.append((start, pending + line))
+        pending = ""
+    return found + ([(start, pending)] if pending else [])
+
+
 def shown_commands() -> list[Shown]:
-    """Every command of every shell block (one per simple command) and every inline vlk-memact or bench command."""
+    """Every simple command of every shell block, and every inline vlk-memact or bench command."""
     found = []
     for path in PAGES:
         for block in blocks(path):
             if block.language not in SHELLS:
                 continue
-            for offset, line in enumerate(block.body.split("\n"), 1):
+            for offset, line in command_lines(block.body):
                 for argv in simple_commands(line):
                     found.append(Shown(block.page, block.line + offset, shlex.join(argv), True))
         for number, code in inline_code(path):
@@ -200,10 +225,21 @@ def argv_of(shown: Shown) -> list[str]:
     return argv
 
 
+def _fake_values(tmp: Path) -> dict[str, str]:
+    """Stand-ins for parsing; a run gets the template database's real ids."""
+    return {"tmp": str(tmp), "database_url": f"sqlite:///{tmp}/vlk.db", "present_id": "1", "future_id": "2",
+            "export": f"{tmp}/export.jsonl"}
+
+
 def substituted(arguments: list[str], values: dict[str, str]) -> list[str]:
     subcommand = next((a for a in arguments if a in _subcommands()), None)
     table = {**PLACEHOLDERS, **PER_COMMAND_PLACEHOLDERS.get(subcommand or "", {})}
     return [table[a].format(**values) if a in table else a for a in arguments]
+
+
+def arguments_of(shown: Shown, values: dict[str, str]) -> list[str]:
+    """What follows `vlk-memact`, placeholders filled in."""
+    return substituted(vlk_arguments(argv_of(shown)) or [], values)
 
 
 @cache
@@ -211,23 +247,25 @@ def _subcommands() -> dict[str, object]:
     return _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
 
 
-def parse_error(arguments: list[str]) -> str | None:
+def parse_error(arguments: list[str], *, in_a_sentence: bool = False) -> str | None:
     """What the real parser says against these arguments, or None when they parse.
 
     A bare `vlk-memact import` in a sentence names the command rather than showing a command line:
-    it only has to exist.
+    it only has to exist. In a shell block it is a command line like any other.
     """
-    if len(arguments) == 1 and arguments[0] in _subcommands():
+    if in_a_sentence and len(arguments) == 1 and arguments[0] in _subcommands():
         return None
     try:
-        _parser().parse_args(arguments)
+        with contextlib.redirect_stderr(io.StringIO()):
+            _parser().parse_args(arguments)
     except SystemExit as stop:
         return None if stop.code == 0 else f"the CLI parser refuses {arguments} (exit {stop.code})"
     return None
 
 
 def why_not_run(arguments: list[str]) -> str | None:
-    namespace = _parser().parse_args(arguments)
+    with contextlib.redirect_stderr(io.StringIO()):
+        namespace = _parser().parse_args(arguments)
     command = getattr(namespace, "command", None)
     if command in NOT_RUN_SUBCOMMANDS:
         return NOT_RUN_SUBCOMMANDS[command]
@@ -250,14 +288,9 @@ def test_every_page_shows_what_this_test_checks() -> None:
 
 @pytest.mark.parametrize("shown", VLK, ids=str)
 def test_vlk_memact_commands_parse(shown: Shown) -> None:
-    arguments = substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))
-    error = parse_error(arguments)
+    arguments = arguments_of(shown, _fake_values(Path("/tmp")))
+    error = parse_error(arguments, in_a_sentence=not shown.fenced)
     assert error is None, f"{shown}: {error}"
-
-
-def _fake_values(tmp: Path) -> dict[str, str]:
-    return {"tmp": str(tmp), "database_url": f"sqlite:///{tmp}/vlk.db", "present_id": "1", "future_id": "2",
-            "export": f"{tmp}/export.jsonl"}
 
 
 def _command() -> list[str]:
@@ -276,13 +309,14 @@ def _environment(home: Path, database_url: str) -> dict[str, str]:
     return env
 
 
-def run_vlk(arguments: list[str], home: Path, database_url: str, stdin: str = "") -> subprocess.CompletedProcess:
+def run_vlk(arguments: list[str], home: Path, database_url: str) -> subprocess.CompletedProcess:
+    """The installed command in a git repository of its own, stdin empty (a stdio server sees its end)."""
     repository = home / "repository"
     if not (repository / ".git").exists():
         repository.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", str(repository)], check=True)
     return subprocess.run([*_command(), *arguments], cwd=repository, env=_environment(home, database_url),
-                          input=stdin, capture_output=True, text=True, timeout=120)
+                          input="", capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -290,17 +324,26 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A small database made with the CLI itself: a live error, a lesson, and an export of both."""
     tmp = tmp_path_factory.mktemp("template")
     url = f"sqlite:///{tmp}/vlk.db"
-    for arguments in (["record", "Error: Cannot find module 'express'"], ["record", "TypeError: x is undefined"]):
-        assert run_vlk(arguments, tmp, url).returncode == 0
+    for error in ("Error: Cannot find module 'express'", "TypeError: x is undefined"):
+        assert run_vlk(["record", error], tmp, url).returncode == 0
     slots = json.loads(run_vlk(["history"], tmp, url).stdout)
     present = min(s["id"] for s in slots)
     done = run_vlk(["time-travel", str(max(s["id"] for s in slots)), "--learning", "install it first",
                     "--evidence", "TypeError"], tmp, url)
     assert done.returncode == 0, done.stderr
-    future = next(s["id"] for s in json.loads(run_vlk(["history"], tmp, url).stdout) if s["temporal_state"] == "FUTURE")
+    slots = json.loads(run_vlk(["history"], tmp, url).stdout)
+    future = next(s["id"] for s in slots if s["temporal_state"] == "FUTURE")
     assert run_vlk(["export", "-o", f"{tmp}/export.jsonl"], tmp, url).returncode == 0
     return {"database": f"{tmp}/vlk.db", "present_id": str(present), "future_id": str(future),
             "export": f"{tmp}/export.jsonl"}
+
+
+def runnable(shown: Shown) -> bool:
+    arguments = arguments_of(shown, _fake_values(Path("/tmp")))
+    try:
+        return why_not_run(arguments) is None
+    except SystemExit:
+        return False  # a command named in a sentence (`vlk-memact import`), or one the parse test reports
 
 
 def distinct_runs() -> list[Shown]:
@@ -308,16 +351,8 @@ def distinct_runs() -> list[Shown]:
     runs: dict[tuple[str, ...], Shown] = {}
     for shown in VLK:
         if runnable(shown):
-            runs.setdefault(tuple(substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))), shown)
+            runs.setdefault(tuple(arguments_of(shown, _fake_values(Path("/tmp")))), shown)
     return list(runs.values())
-
-
-def runnable(shown: Shown) -> bool:
-    arguments = substituted(vlk_arguments(argv_of(shown)) or [], _fake_values(Path("/tmp")))
-    try:
-        return why_not_run(arguments) is None
-    except SystemExit:
-        return False  # a command named in a sentence (`vlk-memact import`), or one the parse test reports
 
 
 @pytest.mark.slow
@@ -327,7 +362,7 @@ def test_vlk_memact_commands_run(shown: Shown, template: dict[str, str], tmp_pat
     """Each in a fresh home, repository and copy of the template database: exit 0."""
     shutil.copy(template["database"], tmp_path / "vlk.db")
     values = {**_fake_values(tmp_path), **{k: template[k] for k in ("present_id", "future_id", "export")}}
-    arguments = [a for a in substituted(vlk_arguments(argv_of(shown)) or [], values) if a != "--trust"]
+    arguments = [a for a in arguments_of(shown, values) if a not in DROPPED_WHEN_RUN]
     done = run_vlk(arguments, tmp_path, values["database_url"])
     assert done.returncode == 0, f"{shown}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
@@ -337,8 +372,9 @@ def bench_help(script: str) -> str:
     """The script's usage. A script without an argument parser would run the whole bench on `--help`
     (bench/profile_paths.py does, and rewrites bench/results/profile.*), so it is refused first."""
     source = (ROOT / script).read_text()
-    assert re.search(r"add_argument|parse_args|ArgumentParser", source), f"{script} is shown with arguments but parses none"
-    done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert re.search(r"add_argument|parse_args|ArgumentParser", source), f"{script} takes no arguments"
+    done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, f"{script} --help: exit {done.returncode}\n{done.stderr[-2000:]}"
     assert done.stdout.startswith("usage:"), f"{script} --help printed no usage"
     return done.stdout
@@ -356,7 +392,8 @@ def test_bench_commands_name_a_script_and_its_flags(shown: Shown) -> None:
         if word.startswith("-"):
             flag = word.split("=")[0]
             assert re.search(rf"(^|[\s\[,]){re.escape(flag)}\b", usage), f"{shown}: {script} has no {flag}"
-    positionals = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1].startswith("-"))]
+    after_flag = {i for i, w in enumerate(words) if w.startswith("-")}
+    positionals = [w for i, w in enumerate(words) if not w.startswith("-") and i - 1 not in after_flag]
     choices = re.findall(r"\{([\w,|-]+)\}", usage)
     for word in positionals:
         if choices and not word.replace(".", "").isdigit():
@@ -395,8 +432,8 @@ def test_python_blocks_run(tmp_path: Path) -> None:
     assert found
     for number, block in enumerate(found):
         source = re.sub(r"sqlite:///[^\"']+", f"sqlite:///{tmp_path}/example{number}.db", block.body)
-        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120,
-                              env={k: v for k, v in os.environ.items() if not k.startswith(("VLK_", "DATABASE_URL"))})
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VLK_", "DATABASE_URL"))}
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0, f"{block.page}:{block.line}:\n{done.stderr[-2000:]}"
 
 
@@ -427,18 +464,21 @@ def links(path: Path) -> list[tuple[int, str]]:
 
 
 def test_relative_links_and_images_resolve() -> None:
-    checked = 0
+    checked, broken = 0, []
     for path in PAGES:
         for number, target in links(path):
             if re.match(r"[a-z][a-z+.-]*:", target):
-                continue
+                continue  # http:, https:, mailto:
+            checked += 1
             file, _, anchor = target.partition("#")
             resolved = (path.parent / file).resolve() if file else path
-            assert resolved.exists(), f"{_relative(path)}:{number}: {target} names no file"
-            if anchor and resolved.suffix == ".md":
-                assert anchor in anchors(resolved), f"{_relative(path)}:{number}: no heading #{anchor} in {file or path.name}"
-            checked += 1
+            where = f"{_relative(path)}:{number}: {target}"
+            if not resolved.exists():
+                broken.append(f"{where} names no file")
+            elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+                broken.append(f"{where}: no such heading in {_relative(resolved)}")
     assert checked > 40
+    assert not broken, "\n".join(broken)
 
 
 def test_every_docs_page_and_image_is_reachable_from_the_readme() -> None:
@@ -460,11 +500,14 @@ def test_every_docs_page_and_image_is_reachable_from_the_readme() -> None:
     assert not docs - reached, sorted(_relative(p) for p in docs - reached)
 
 
+REPOSITORY_PATH = r"(?<![\w./-])((?:bench|tests|scripts|hooks|\.ci|vlk_memact)/[\w./-]*\w)"
+
+
 def test_paths_the_pages_name_exist() -> None:
     """A file of this repository named in inline code (`bench/guard.py`, `vlk_memact/hosts/guard.py`) exists."""
     for path in PAGES:
         for number, code in inline_code(path):
-            for token in re.findall(r"(?<![\w./-])((?:bench|tests|scripts|hooks|\.ci|vlk_memact)/[\w./-]*\w)", code):
+            for token in re.findall(REPOSITORY_PATH, code):
                 if token.startswith("hooks/") and "." not in token:
                     continue  # Codex's `hooks/list` is a method of its app-server, not a file
                 where = ROOT / "src" / token if token.startswith("vlk_memact/") else ROOT / token

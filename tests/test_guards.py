@@ -64,8 +64,8 @@ def _modules() -> set[str]:
 
 
 def test_each_tool_command_and_setting_has_a_row_on_its_docs_page() -> None:
-    """Tools in docs/tools.md, commands (and each host they take) in docs/cli.md, settings in docs/configuration.md
-    but the hooks' own, which are in the hooks' table of docs/hosts.md."""
+    """Tools in docs/tools.md, commands (and each host they take) in docs/cli.md, settings in
+    docs/configuration.md but the hooks' own, which are in the hooks' table of docs/hosts.md."""
     from dataclasses import fields
 
     from mcp_clients import TOOL_NAMES
@@ -75,7 +75,8 @@ def test_each_tool_command_and_setting_has_a_row_on_its_docs_page() -> None:
     for tool in TOOL_NAMES:
         assert f"| `{tool}` |" in tools, tool
     cli = (DOCS / "cli.md").read_text()
-    for command, parser in _parser()._subparsers._group_actions[0].choices.items():  # type: ignore[union-attr]
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    for command, parser in commands.items():
         assert f"`vlk-memact {command}" in cli, command
         hosts = [a.choices for a in parser._actions if not a.option_strings and a.choices]
         for host in hosts[0] if hosts else ():
