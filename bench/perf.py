@@ -36,7 +36,7 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or RESULTS
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = "perf-quick" if args.quick else "perf"
-    started_wall = datetime.now(timezone.utc)
+    started_wall = datetime.now(UTC)
     started = time.perf_counter()
     import anyio
 

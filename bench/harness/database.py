@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ def build_database(path: Path, n: int, pool: list[PoolText], seed: int) -> dict[
     conn.execute("PRAGMA temp_store = MEMORY")
     base_id = conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_timeline").fetchone()[0]
     base_content = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memory_contents").fetchone()[0]
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     next_id = base_id
     next_content = base_content
     contents: list[tuple] = []

@@ -44,14 +44,14 @@ def load_observations() -> tuple[list[str], str]:
     if DATA.is_dir():
         for path in sorted((DATA / "swe-agent").glob("*.json.gz")):
             turns = json.load(gzip.open(path)).get("trajectory", [])
-            for before, turn in zip(turns, turns[1:]):
+            for before, turn in zip(turns, turns[1:], strict=False):
                 if before.get("role") == "ai" and turn.get("role") == "user":
                     text = _SWE_FOOTER.sub("", turn.get("text") or "").strip()
                     if _SWE_FAILURE.search(text):
                         texts.append(text)
         for path in sorted((DATA / "mini-swe-agent").glob("*.json.gz")):
             messages = json.load(gzip.open(path)).get("messages", [])
-            for before, message in zip(messages, messages[1:]):
+            for before, message in zip(messages, messages[1:], strict=False):
                 if before.get("role") == "assistant" and message.get("role") == "user":
                     text = message.get("content")
                     text = text if isinstance(text, str) else json.dumps(text)
