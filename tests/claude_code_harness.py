@@ -53,11 +53,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from host_harness import LoopbackServer, QuietHandler
 
 TESTS = Path(__file__).resolve().parent
 CLAUDE_CODE_DIR = TESTS / "claude-code"
@@ -274,7 +275,7 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-class ScriptedModel:
+class ScriptedModel(LoopbackServer):
     """A Messages API on 127.0.0.1 (port 0) whose main replies come from a script; records every request."""
 
     def __init__(
@@ -289,41 +290,13 @@ class ScriptedModel:
         self._side_reply = side_reply
         self._is_main = is_main
         self._lock = threading.RLock()  # a script function may read the requests
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self.requests: list[ModelRequest] = []
         self.errors: list[str] = []
         self.turns_used = 0
 
-    # lifecycle
-    def start(self) -> ScriptedModel:
-        handler = type("Handler", (_Handler,), {"model": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ScriptedModel:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start the ScriptedModel first"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"model": self})
 
     # what was received
     @property
@@ -404,12 +377,8 @@ class ScriptedModel:
         return 200, _message(blocks, model_name, estimate_tokens(body)), bool(body.get("stream"))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(QuietHandler):
     model: ScriptedModel
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: the test output is the report
-        pass
 
     def _read_body(self) -> Any:
         length = int(self.headers.get("content-length") or 0)
@@ -428,17 +397,9 @@ class _Handler(BaseHTTPRequestHandler):
         status, payload, stream = self.model._answer(method, self.path, dict(self.headers), body)
         if stream:
             data = "".join(f"event: {name}\ndata: {json.dumps(event)}\n\n" for name, event in _sse_events(payload))
-            self._send(status, data.encode(), "text/event-stream")
+            self.send_body(status, data.encode(), "text/event-stream", request_id="req_vlk_scripted")
         else:
-            self._send(status, json.dumps(payload).encode(), "application/json")
-
-    def _send(self, status: int, data: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("content-type", content_type)
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", "req_vlk_scripted")
-        self.end_headers()
-        self.wfile.write(data)
+            self.send_body(status, json.dumps(payload).encode(), "application/json", request_id="req_vlk_scripted")
 
     def do_POST(self) -> None:
         self._handle("POST")

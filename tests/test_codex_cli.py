@@ -10,74 +10,30 @@ Needs `npm ci --prefix tests/codex` (CI fails without it, a dev machine skips).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from codex_harness import CODEX, missing_cli, run_codex, shell, thread_id, write_config
-from scripted_openai import Reply, Request, ScriptedOpenAI, text
+from host_harness import Workspace, git_project, requires_cli
+from scripted_openai import ScriptedOpenAI, text
 
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+_cli_present = requires_cli(missing_cli)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cli_present() -> None:
-    problem = missing_cli()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-        pytest.skip(problem)
-
-
-@dataclass
-class Workspace:
-    home: Path
-    project: Path
-    database: Path
-    api: ScriptedOpenAI
-    last: list[Request] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.database}"
-
-    def run(self, prompt: str, *replies: Reply, cwd: Path | None = None, args: tuple[str, ...] | None = None,
-            **env: str) -> subprocess.CompletedProcess[str]:
-        before = len(self.api.requests)
-        self.api.queue(*replies)
-        extra = {} if args is None else {"args": args}
-        result = run_codex(prompt, home=self.home, cwd=cwd or self.project, env={"DATABASE_URL": self.url, **env},
-                           **extra)
-        assert result.returncode == 0, f"codex exited {result.returncode}\n{result.stderr[-3000:]}"
-        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
-        self.api.script.clear()
-        return result
-
-    def vlk(self, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-        base = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url,
-                "CODEX_HOME": str(self.home / ".codex"), "VLK_CODEX_BIN": str(CODEX), **env}
-        return subprocess.run([VLK, *args], env=base, capture_output=True, text=True, timeout=120,
-                              cwd=cwd or self.project)
-
-
-def _git_project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+def codex_workspace(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    """A CODEX_HOME whose config.toml points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("codex", home, git_project(tmp_path / "project"), tmp_path / "vlk.db", api, run_codex,
+                     {"CODEX_HOME": str(home / ".codex"), "VLK_CODEX_BIN": str(CODEX)})
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = codex_workspace(tmp_path, api)
         done = w.vlk("install", "codex")
         assert done.returncode == 0, done.stderr
         yield w
@@ -132,7 +88,7 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
     assert "nonexistent-vlk-e2e-dir" in system
-    other = _git_project(tmp_path / "other")
+    other = git_project(tmp_path / "other")
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)
 
@@ -190,10 +146,8 @@ def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: 
     hooks.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": str(theirs), "timeout": 5}]}]}}, indent=2) + "\n", encoding="utf-8")
     original = json.loads(hooks.read_text(encoding="utf-8"))
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = codex_workspace(tmp_path, api)
         assert w.vlk("install", "codex").returncode == 0
         assert "nothing to install" in w.vlk("install", "codex").stdout
         cmd = "ls /nonexistent-vlk-e2e-dir"

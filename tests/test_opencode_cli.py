@@ -9,73 +9,30 @@ for the provider package OpenCode installs into tests/opencode/.cache on its fir
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from host_harness import Workspace, git_project, requires_cli
 from opencode_harness import missing_cli, run_opencode, session_id, shell, write_config
-from scripted_openai import Reply, Request, ScriptedOpenAI, call, text
+from scripted_openai import ScriptedOpenAI, call, text
 
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+_cli_present = requires_cli(missing_cli)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cli_present() -> None:
-    problem = missing_cli()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-        pytest.skip(problem)
-
-
-@dataclass
-class Workspace:
-    home: Path
-    project: Path
-    database: Path
-    api: ScriptedOpenAI
-    last: list[Request] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.database}"
-
-    def run(self, prompt: str, *replies: Reply, cwd: Path | None = None, args: tuple[str, ...] = (),
-            **env: str) -> subprocess.CompletedProcess[str]:
-        before = len(self.api.requests)
-        self.api.queue(*replies)
-        result = run_opencode(prompt, home=self.home, cwd=cwd or self.project,
-                              env={"DATABASE_URL": self.url, **env}, args=args)
-        assert result.returncode == 0, f"opencode exited {result.returncode}\n{result.stderr[-3000:]}"
-        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
-        self.api.script.clear()
-        return result
-
-    def vlk(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url,
-               "XDG_CONFIG_HOME": str(self.home / ".config")}
-        return subprocess.run([VLK, *args], env=env, capture_output=True, text=True, timeout=60,
-                              cwd=cwd or self.project)
-
-
-def _git_project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+def opencode_workspace(tmp_path: Path, api: ScriptedOpenAI, project: Path | None = None) -> Workspace:
+    """A HOME whose opencode.json points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("opencode", home, project or git_project(tmp_path / "project"), tmp_path / "vlk.db", api,
+                     run_opencode, {"XDG_CONFIG_HOME": str(home / ".config")})
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = opencode_workspace(tmp_path, api)
         done = w.vlk("install", "opencode")
         assert done.returncode == 0, done.stderr
         yield w
@@ -138,7 +95,7 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
     assert "nonexistent-vlk-e2e-dir" in system
-    other = _git_project(tmp_path / "other")
+    other = git_project(tmp_path / "other")
     ws.vlk("install", "opencode", cwd=other)
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)
@@ -182,8 +139,7 @@ def test_a_broken_database_leaves_the_session_working_and_injects_nothing(ws: Wo
 
 
 def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_path: Path):
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
+    project = git_project(tmp_path / "project")
     plugins = project / ".opencode" / "plugins"
     plugins.mkdir(parents=True)
     seen = tmp_path / "theirs.txt"
@@ -194,8 +150,7 @@ def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_pa
         f'appendFileSync({json.dumps(str(seen))}, "after\\n"); }} }});\n', encoding="utf-8")
     original = theirs.read_text(encoding="utf-8")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = opencode_workspace(tmp_path, api, project)
         assert w.vlk("install", "opencode").returncode == 0
         again = w.vlk("install", "opencode")
         assert again.returncode == 0 and "nothing to install" in again.stdout
