@@ -21,11 +21,10 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from host_harness import QuietHandler, ScriptedServer, clean_env, run_headless
+from host_harness import QuietHandler, RecordedRequest, ScriptedServer, clean_env, run_headless
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "gemini-cli"
@@ -59,16 +58,8 @@ def text(value: str) -> dict[str, Any]:
     return {"text": value}
 
 
-@dataclass
-class Request:
-    """One request the CLI sent: its path and JSON body."""
-
-    path: str
-    body: dict[str, Any]
-
-    @property
-    def is_agent_turn(self) -> bool:
-        return bool(self.body.get("tools"))
+class Request(RecordedRequest):
+    """A generateContent request, read as the model would read it."""
 
     def parts(self) -> list[dict[str, Any]]:
         return [p for c in self.body.get("contents", []) for p in c.get("parts", [])]

@@ -6,7 +6,7 @@ own CLI (codex_harness.py, opencode_harness.py, ...). The plumbing around them i
 - `LoopbackServer`: an HTTP server on 127.0.0.1 at a port chosen at run time, in a daemon thread;
 - `ScriptedServer`: one that answers agent turns from a queued script and records every request;
 - `clean_env`, `run_headless`, `json_events`: a CLI run with nothing of the caller's environment;
-- `Workspace`, `git_project`, `requires_cli`: what an end-to-end test module of one host sets up.
+- `Workspace`, `git_project`, `failing_command`, `requires_cli`: what an end-to-end test of one host uses.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import pytest
 
@@ -97,12 +97,19 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.port}{self.url_path}"
 
 
-class Turn(Protocol):
+@dataclass
+class RecordedRequest:
+    """One request the CLI sent: its path and JSON body. A request that offers tools is an agent turn."""
+
+    path: str
+    body: dict[str, Any]
+
     @property
-    def is_agent_turn(self) -> bool: ...
+    def is_agent_turn(self) -> bool:
+        return bool(self.body.get("tools"))
 
 
-RequestT = TypeVar("RequestT", bound=Turn)
+RequestT = TypeVar("RequestT", bound=RecordedRequest)
 ReplyT = TypeVar("ReplyT")
 
 
@@ -190,6 +197,11 @@ def requires_cli(missing_cli: Callable[[], str | None]) -> Any:
     return _cli_present
 
 
+def failing_command(marker: Path) -> str:
+    """A shell command that appends a line to `marker` each time it really runs, then fails the same way."""
+    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+
+
 def git_project(path: Path) -> Path:
     path.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(path)], check=True)
@@ -229,6 +241,12 @@ class Workspace(Generic[RequestT, ReplyT]):
         self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
         self.api.script.clear()  # what the session did not ask for must not answer the next one
         return result
+
+    def installed(self) -> Self:
+        """This workspace after `vlk-memact install HOST` succeeded in it."""
+        done = self.vlk("install", self.host)
+        assert done.returncode == 0, done.stderr
+        return self
 
     def vlk(self, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
         """`vlk-memact ARGS` as the user would run it in this workspace."""

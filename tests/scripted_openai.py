@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from host_harness import QuietHandler, ScriptedServer
+from host_harness import QuietHandler, RecordedRequest, ScriptedServer
 
 MODEL = "m1"
 
@@ -38,16 +38,8 @@ def text(value: str) -> Reply:
     return Reply(text=value)
 
 
-@dataclass
-class Request:
-    """One request the CLI sent: its path and JSON body."""
-
-    path: str
-    body: dict[str, Any]
-
-    @property
-    def is_agent_turn(self) -> bool:
-        return bool(self.body.get("tools"))
+class Request(RecordedRequest):
+    """A chat/completions or responses request, read as the model would read it."""
 
     def messages(self) -> list[dict[str, Any]]:
         """Chat messages (chat/completions) or input items (responses)."""

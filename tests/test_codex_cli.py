@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from codex_harness import CODEX, missing_cli, run_codex, shell, thread_id, write_config
-from host_harness import Workspace, git_project, requires_cli
+from host_harness import Workspace, failing_command, git_project, requires_cli
 from scripted_openai import ScriptedOpenAI, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -33,20 +33,12 @@ def codex_workspace(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     with ScriptedOpenAI() as api:
-        w = codex_workspace(tmp_path, api)
-        done = w.vlk("install", "codex")
-        assert done.returncode == 0, done.stderr
-        yield w
-
-
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+        yield codex_workspace(tmp_path, api).installed()
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     turns = ws.last
     first = turns[1].since_last_call()
@@ -64,7 +56,7 @@ def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_den
 
 def test_with_a_change_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(f"echo changed > {ws.project}/fix.txt"),
            shell(cmd), text("stopped."))
     assert marker.read_text(encoding="utf-8").count("ran") == 4  # it ran
@@ -82,7 +74,7 @@ def test_a_success_is_never_recorded_as_a_failure(ws: Workspace):
 
 
 def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     system = ws.last[0].system()

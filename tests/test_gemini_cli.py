@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
-from host_harness import Workspace, git_project, requires_cli
+from host_harness import Workspace, failing_command, git_project, requires_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 _cli_present = requires_cli(missing_cli)
@@ -46,22 +46,14 @@ def gemini_workspace(tmp_path: Path, api: ScriptedGemini) -> GeminiWorkspace:
 def ws(tmp_path: Path) -> Iterator[GeminiWorkspace]:
     write_settings(tmp_path / "home")
     with ScriptedGemini() as api:
-        w = gemini_workspace(tmp_path, api)
-        done = w.vlk("install", "gemini")
-        assert done.returncode == 0, done.stderr
-        yield w
-
-
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+        yield gemini_workspace(tmp_path, api).installed()
 
 
 def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(
     ws: GeminiWorkspace, tmp_path: Path
 ):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd),
            call("mcp_vlk-memact_vlk_fetch_context"), text("stopped."))
     turns = ws.last
@@ -83,7 +75,7 @@ def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_den
 
 def test_with_an_edit_in_between_the_repeat_runs_with_the_warning(ws: GeminiWorkspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd),
            call("write_file", file_path=str(ws.project / "fix.txt"), content="changed\n"),
            shell(cmd), text("stopped."))
@@ -109,7 +101,7 @@ def test_a_success_of_the_same_call_retires_its_live_failures(ws: GeminiWorkspac
 def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(
     ws: GeminiWorkspace, tmp_path: Path
 ):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     first = ws.last[0].text()

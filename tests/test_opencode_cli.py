@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from host_harness import Workspace, git_project, requires_cli
+from host_harness import Workspace, failing_command, git_project, requires_cli
 from opencode_harness import missing_cli, run_opencode, session_id, shell, write_config
 from scripted_openai import ScriptedOpenAI, call, text
 
@@ -32,20 +32,12 @@ def opencode_workspace(tmp_path: Path, api: ScriptedOpenAI, project: Path | None
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     with ScriptedOpenAI() as api:
-        w = opencode_workspace(tmp_path, api)
-        done = w.vlk("install", "opencode")
-        assert done.returncode == 0, done.stderr
-        yield w
-
-
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+        yield opencode_workspace(tmp_path, api).installed()
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blocked(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     turns = ws.last
     # The first failure is captured (with its exit code), and nothing is said about it.
@@ -78,7 +70,7 @@ def test_a_tool_call_that_throws_is_captured_and_the_loop_note_reaches_the_next_
 
 def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd),
            call("write", filePath=str(ws.project / "fix.txt"), content="changed\n"),
            shell(cmd), text("stopped."))
@@ -89,7 +81,7 @@ def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, t
 
 
 def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     system = ws.last[0].system()
