@@ -12,8 +12,8 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from host_harness import clean_env, json_events, run_headless
-from scripted_openai import MODEL, Reply, call
+from host_harness import Workspace, clean_env, git_project, json_events, run_headless
+from scripted_openai import MODEL, Reply, ScriptedOpenAI, call
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "codex"
@@ -49,6 +49,14 @@ wire_api = "responses"
 env_key = "FAKE_API_KEY"
 {extra}''', encoding="utf-8")
     return path
+
+
+def workspace(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    """A CODEX_HOME whose config.toml points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("codex", home, git_project(tmp_path / "project"), tmp_path / "vlk.db", api, run_codex,
+                     {"CODEX_HOME": str(home / ".codex"), "VLK_CODEX_BIN": str(CODEX)})
 
 
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -6,7 +6,7 @@ own CLI (codex_harness.py, opencode_harness.py, ...). The plumbing around them i
 - `LoopbackServer`: an HTTP server on 127.0.0.1 at a port chosen at run time, in a daemon thread;
 - `ScriptedServer`: one that answers agent turns from a queued script and records every request;
 - `clean_env`, `run_headless`, `json_events`: a CLI run with nothing of the caller's environment;
-- `Workspace`, `git_project`, `failing_command`, `requires_cli`: what an end-to-end test of one host uses.
+- `Workspace`, `git_project`, `failing_command`, `requires_cli`: what an end-to-end test of a host uses.
 """
 
 from __future__ import annotations
@@ -188,13 +188,17 @@ def requires_cli(missing_cli: Callable[[], str | None]) -> Any:
 
     @pytest.fixture(scope="module", autouse=True)
     def _cli_present() -> None:
-        problem = missing_cli()
-        if problem:
-            if os.environ.get("CI"):
-                pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-            pytest.skip(problem)
+        require_cli(missing_cli())
 
     return _cli_present
+
+
+def require_cli(problem: str | None) -> None:
+    """Skip the test for `problem` (a pinned CLI is missing) on a dev machine; fail it when CI is set."""
+    if problem:
+        if os.environ.get("CI"):
+            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
+        pytest.skip(problem)
 
 
 def failing_command(marker: Path) -> str:

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from host_harness import clean_env, json_events, run_headless
-from scripted_openai import MODEL, Reply, call
+from host_harness import Workspace, clean_env, git_project, json_events, run_headless
+from scripted_openai import MODEL, Reply, ScriptedOpenAI, call
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "opencode"
@@ -62,6 +62,14 @@ def write_config(home: Path, base_url: str, extra: Mapping[str, Any] | None = No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def workspace(tmp_path: Path, api: ScriptedOpenAI, project: Path | None = None) -> Workspace:
+    """A HOME whose opencode.json points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("opencode", home, project or git_project(tmp_path / "project"), tmp_path / "vlk.db", api,
+                     run_opencode, {"XDG_CONFIG_HOME": str(home / ".config")})
 
 
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from codex_harness import CODEX, missing_cli, run_codex, shell, thread_id, write_config
+from codex_harness import missing_cli, shell, thread_id, workspace
 from host_harness import Workspace, failing_command, git_project, requires_cli
 from scripted_openai import ScriptedOpenAI, text
 
@@ -22,18 +22,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 _cli_present = requires_cli(missing_cli)
 
 
-def codex_workspace(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
-    """A CODEX_HOME whose config.toml points at `api`, and a git project; vlk-memact not installed yet."""
-    home = tmp_path / "home"
-    write_config(home, api.base_url)
-    return Workspace("codex", home, git_project(tmp_path / "project"), tmp_path / "vlk.db", api, run_codex,
-                     {"CODEX_HOME": str(home / ".codex"), "VLK_CODEX_BIN": str(CODEX)})
-
-
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     with ScriptedOpenAI() as api:
-        yield codex_workspace(tmp_path, api).installed()
+        yield workspace(tmp_path, api).installed()
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
@@ -85,29 +77,6 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     assert all("vlk-memact:" not in r.text() for r in ws.last)
 
 
-def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
-    settings = ws.project / "settings.ini"
-    (ws.project / "settings.example.ini").write_text("[main]\n", encoding="utf-8")
-    read = f"cat {settings}"
-    # It fails three times (a loop, so a lesson whatever fix memory keeps), then a copy fixes it.
-    ws.run("read settings", shell(read), shell(read), shell(read),
-           shell(f"cp {ws.project}/settings.example.ini {settings}"), shell(read), text("fixed."))
-    settings.unlink()
-    ws.run("read settings again", shell(read), text("hm."))
-    after_error = ws.last[1].since_last_call()
-    assert "No such file" in after_error
-    assert "settings.example.ini" in after_error  # what fixed it last time, next to the recurring error
-
-
-def test_a_broken_database_leaves_the_session_working_and_injects_nothing(ws: Workspace):
-    cmd = "ls /nonexistent-vlk-e2e-dir"
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("finished."),
-                    DATABASE_URL="bogus://nowhere")
-    assert "finished." in result.stdout
-    assert len(ws.last) == 5
-    assert all("vlk-memact:" not in r.text() for r in ws.last)
-    log = ws.home / ".local" / "share" / "vlk-memact" / "hooks.log"
-    assert "hook codex" in log.read_text(encoding="utf-8")
 
 
 def test_untrusted_hooks_are_reported_by_doctor_and_trusted_ones_run_without_the_bypass(ws: Workspace):
@@ -139,7 +108,7 @@ def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: 
         {"type": "command", "command": str(theirs), "timeout": 5}]}]}}, indent=2) + "\n", encoding="utf-8")
     original = json.loads(hooks.read_text(encoding="utf-8"))
     with ScriptedOpenAI() as api:
-        w = codex_workspace(tmp_path, api)
+        w = workspace(tmp_path, api)
         assert w.vlk("install", "codex").returncode == 0
         assert "nothing to install" in w.vlk("install", "codex").stdout
         cmd = "ls /nonexistent-vlk-e2e-dir"
