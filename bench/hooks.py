@@ -214,7 +214,8 @@ def strings(value: Any) -> list[str]:
 
 def scenario_a(work: Path) -> dict[str, Any]:
     """Scenario (a) in the real CLI, with the hooks installed and without; what the model received."""
-    from claude_code_harness import ScriptedModel, ToolUse, claude_code_problem, estimate_tokens, run_claude
+    from claude_code_harness import claude_code_problem, run_claude
+    from scripted_anthropic import ScriptedModel, ToolUse, estimate_tokens
 
     from vlk_memact.hosts import install
 

@@ -1,8 +1,9 @@
 """What the harnesses of the real host CLIs share: a scripted model server on loopback, a headless run.
 
-Each host speaks its own wire format (tests/claude_code_harness.py: Anthropic Messages; gemini_harness.py:
-the Gemini API; scripted_openai.py: chat/completions and responses for OpenCode and Codex) and starts its
-own CLI (codex_harness.py, opencode_harness.py, ...). The plumbing around them is the same and lives here:
+Each host speaks its own wire format (tests/scripted_anthropic.py: Anthropic Messages, for Claude Code;
+gemini_harness.py: the Gemini API; scripted_openai.py: chat/completions and responses, for OpenCode and
+Codex) and starts its own CLI (claude_code_harness.py, codex_harness.py, ...). The plumbing around them is
+the same and lives here:
 - `LoopbackServer`: an HTTP server on 127.0.0.1 at a port chosen at run time, in a daemon thread;
 - `ScriptedServer`: one that answers agent turns from a queued script and records every request;
 - `clean_env`, `run_headless`, `json_events`: a CLI run with nothing of the caller's environment;
