@@ -36,11 +36,11 @@ ACTIVE_PRESENT = 30  # PRESENT slots recorded in the active session
 BLOCK = 25  # a bulk session archives its records behind one constraint every BLOCK slots
 BUILD_VERSION = 4  # bump when the generated data changes (invalidates --cache)
 
-
-say = speaker("perf")
+say = speaker("databases")
 
 
 def engine_settings() -> Settings:
+    """The engine as the benchmarks run it: default settings, warnings only on stderr."""
     return Settings.from_env({"VLK_LOG_LEVEL": "WARNING"})
 
 
