@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
-import math
 import os
 import platform
 import random
@@ -39,12 +38,15 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import perf  # noqa: E402  (the database builder and the real-output text pool)
+from harness.database import ACTIVE_PROJECT, ACTIVE_SESSION, Databases  # noqa: E402
+from harness.log import speaker  # noqa: E402
+from harness.stats import median_p95  # noqa: E402
+from harness.texts import load_observations, make_pool  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 VLK = Path(sys.executable).with_name("vlk-memact")
-PROJECT = perf.ACTIVE_PROJECT
-SESSION = perf.ACTIVE_SESSION
+PROJECT = ACTIVE_PROJECT
+SESSION = ACTIVE_SESSION
 TARGETS = {  # event -> (median ms, p95 ms) at 10^5 slots (issue #9)
     "PostToolUseFailure": (60.0, 150.0),
     "PreToolUse": (60.0, 150.0),
@@ -54,17 +56,11 @@ NOOP_HOOK = "import json, sys; json.load(sys.stdin)"
 LOOPED = "npm test -- --grep checkout"
 
 
-def say(*parts: object) -> None:
-    print("[hooks]", *parts, file=sys.stderr, flush=True)
+say = speaker("hooks")
 
 
 def stats(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    n = len(ordered)
-    mid = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    p95 = ordered[max(0, math.ceil(0.95 * n) - 1)]
-    return {"n": n, "median_ms": round(mid * 1e3, 1), "p95_ms": round(p95 * 1e3, 1),
-            "max_ms": round(ordered[-1] * 1e3, 1)}
+    return median_p95(samples, digits=1)
 
 
 def base(event: str, session: str = SESSION) -> dict[str, Any]:
@@ -164,7 +160,7 @@ def prepare_loop(db: Path, env: dict[str, str]) -> None:
         raise RuntimeError(f"the looping call is not denied: {out!r}")
 
 
-def bench_latency(size: int, dbs: perf.Databases, runs: int, work: Path, seed: int) -> dict[str, Any]:
+def bench_latency(size: int, dbs: Databases, runs: int, work: Path, seed: int) -> dict[str, Any]:
     db = dbs.copy(size, "hooks")
     host_calls = add_host_calls(db)
     env = child_env(db)
@@ -218,7 +214,8 @@ def strings(value: Any) -> list[str]:
 
 def scenario_a(work: Path) -> dict[str, Any]:
     """Scenario (a) in the real CLI, with the hooks installed and without; what the model received."""
-    from claude_code_harness import ScriptedModel, ToolUse, claude_code_problem, estimate_tokens, run_claude
+    from claude_code_harness import claude_code_problem, run_claude
+    from scripted_anthropic import ScriptedModel, ToolUse, estimate_tokens
 
     from vlk_memact.hosts import install
 
@@ -305,11 +302,11 @@ def main() -> int:
     sizes = (10**3, 10**4) if args.quick else (10**3, 10**5)
     runs = args.runs or (8 if args.quick else 40)
     compileall.compile_dir(str(ROOT / "src" / "vlk_memact"), quiet=1)
-    observations, source = perf.load_observations()
-    pool = perf.make_pool(observations, perf.QUICK.pool if args.quick else 2000, random.Random(args.seed))
+    observations, source = load_observations()
+    pool = make_pool(observations, 600 if args.quick else 2000, random.Random(args.seed))
     work = Path(tempfile.mkdtemp(prefix="vlk-bench-hooks-"))
     try:
-        dbs = perf.Databases(work, args.cache, pool, args.seed, f"{source}:{len(pool)}")
+        dbs = Databases(work, args.cache, pool, args.seed, f"{source}:{len(pool)}")
         latency = {}
         for size in sizes:
             say(f"latency at {size:,} slots, {runs} runs of each event ...")

@@ -23,12 +23,9 @@ is shared: figures measured under other people's load are noisy, and the report 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
-import platform
-import random
 import re
 import subprocess
 import sys
@@ -41,28 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import perf  # noqa: E402  (its database builder and statistics)
+from harness import hook_latency  # noqa: E402
+from harness.database import ACTIVE_SESSION  # noqa: E402
+from harness.hook_latency import FLOOR, LOOP_TEXT, NOOP, NOOP_CASE, VLK, hook_env, timed  # noqa: E402
+from harness.log import speaker  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 FIXTURES = ROOT / "tests" / "data" / "gemini-hooks"
-HOOK = [str(Path(sys.executable).with_name("vlk-memact")), "hook", "gemini"]
-FLOOR = [sys.executable, "-c", "pass"]
-NOOP = [sys.executable, "-c", "import json, sys; json.load(sys.stdin)"]
-TARGETS = {"tool_median_ms": 60.0, "tool_p95_ms": 150.0, "session_start_p95_ms": 300.0}
-TOOL_EVENTS = ("BeforeTool (never failed)", "BeforeTool (looping: denied)", "AfterTool (new failure)",
-               "AfterTool (success)")
-
-
-def say(*parts: object) -> None:
-    print("[hooks-gemini]", *parts, file=sys.stderr, flush=True)
-
-
-def stats(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    n = len(ordered)
-    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-    p95 = ordered[max(0, math.ceil(0.95 * n) - 1)]
-    return {"n": n, "median_ms": round(median * 1e3, 2), "p95_ms": round(p95 * 1e3, 2)}
+HOOK = [VLK, "hook", "gemini"]
+say = speaker("hooks-gemini")
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -79,7 +62,7 @@ class Events:
     def _base(self, name: str, **changes: Any) -> dict[str, Any]:
         self.n += 1
         payload = fixture(name)
-        payload.update(cwd=self.cwd, session_id=perf.ACTIVE_SESSION, timestamp=f"2026-12-01T00:00:{self.n:08d}Z")
+        payload.update(cwd=self.cwd, session_id=ACTIVE_SESSION, timestamp=f"2026-12-01T00:00:{self.n:08d}Z")
         payload.update(changes)
         return payload
 
@@ -104,47 +87,24 @@ class Events:
         return self._base("BeforeAgent")
 
 
-def timed(command: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(command, input=stdin, env=env, capture_output=True, text=True, timeout=60)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{command} exited {done.returncode}: {done.stderr[-500:]}")
-    return elapsed, done.stdout
-
-
-def latency(db: Path, iterations: int, pool: list[Any], rng: random.Random) -> dict[str, Any]:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(db.parent), "DATABASE_URL": perf.sqlite_url(db),
-           "VLK_PROJECT": perf.ACTIVE_PROJECT}
+def latency(db: Path, iterations: int, pool: list[Any], rng: Any) -> dict[str, Any]:
+    env = hook_env(db)
     events = Events(cwd=str(db.parent))
     # The looping call: three identical failures first, so BeforeTool meets an active anchor (and denies).
-    loop_text = "Error: Cannot find module 'express'\nRequire stack:\n- /srv/app/server.js"
     for _ in range(3):
-        timed(HOOK, json.dumps(events.after_failure(loop_text) | {"tool_input": {"command": "npm test"}}), env)
+        timed(HOOK, json.dumps(events.after_failure(LOOP_TEXT) | {"tool_input": {"command": "npm test"}}), env)
     _, said = timed(HOOK, json.dumps(events.before_looping()), env)
     assert '"deny"' in said, f"the looping call was not denied: {said!r}"
-    cases = {
+    return hook_latency.sample({
         "floor: python3 -c pass": lambda: (FLOOR, ""),
-        "no-op hook (reads the event)": lambda: (NOOP, json.dumps(events.before_new())),
+        NOOP_CASE: lambda: (NOOP, json.dumps(events.before_new())),
         "BeforeTool (never failed)": lambda: (HOOK, json.dumps(events.before_new())),
         "BeforeTool (looping: denied)": lambda: (HOOK, json.dumps(events.before_looping())),
         "AfterTool (new failure)": lambda: (HOOK, json.dumps(events.after_failure(rng.choice(pool).text[:1500]))),
         "AfterTool (success)": lambda: (HOOK, json.dumps(events.after_success())),
         "SessionStart (new session)": lambda: (HOOK, json.dumps(events.session_start())),
         "BeforeAgent": lambda: (HOOK, json.dumps(events.before_agent())),
-    }
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(2):  # warm the page cache and the interpreter's files
-        for make in cases.values():
-            timed(*make(), env)
-    for _ in range(iterations):
-        for name, make in cases.items():  # interleaved: load changes hit every case alike
-            samples[name].append(timed(*make(), env)[0])
-    result = {name: stats(values) for name, values in samples.items()}
-    floor = result["no-op hook (reads the event)"]["median_ms"]
-    for row in result.values():
-        row["x_noop_median"] = round(row["median_ms"] / floor, 2) if floor else math.nan
-    return result
+    }, iterations, env)
 
 
 def injected_texts(request: Any) -> list[str]:
@@ -210,74 +170,24 @@ def cli_scenario() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="10^3 only, few iterations, no CLI scenario")
-    parser.add_argument("--sizes", help="comma-separated database sizes (default 1000,100000)")
-    parser.add_argument("--iterations", type=int, help="samples per event and size (default 40; quick 8)")
-    parser.add_argument("--cache", type=Path, default=RESULTS / "tmp", help="where built databases are kept")
-    parser.add_argument("--seed", type=int, default=20261201)
+    parser = hook_latency.parser(__doc__.split("\n\n")[0])
     parser.add_argument("--sections", default="latency,cli", help="latency, cli or both (default)")
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if args.quick else [1000, 100_000])
-    iterations = args.iterations or (8 if args.quick else 40)
-    rng = random.Random(args.seed)
-    observations, source = perf.load_observations()
-    pool = perf.make_pool(observations, 600 if args.quick else 4000, rng)
-    report: dict[str, Any] = {
-        "command": "python bench/hooks_gemini.py" + (" --quick" if args.quick else ""),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
-        "data": source, "iterations": iterations, "sizes": {},
-    }
     sections = set(args.sections.split(","))
-    if "latency" not in sections:
-        sizes = []
-    with tempfile.TemporaryDirectory() as tmp:
-        dbs = perf.Databases(Path(tmp), args.cache, pool, args.seed, source)
-        for n in sizes:
-            db = dbs.copy(n, "hooks-gemini")
-            say(f"{n:,} slots: {iterations} samples per event ...")
-            report["sizes"][str(n)] = latency(db, iterations, pool, rng)
-    if sizes:
-        biggest = report["sizes"][str(max(sizes))]
-        report["targets"] = {
-            "at_slots": max(sizes),
-            "tool_median_ms": all(biggest[e]["median_ms"] <= TARGETS["tool_median_ms"] for e in TOOL_EVENTS),
-            "tool_p95_ms": all(biggest[e]["p95_ms"] <= TARGETS["tool_p95_ms"] for e in TOOL_EVENTS),
-            "session_start_p95_ms": biggest["SessionStart (new session)"]["p95_ms"]
-            <= TARGETS["session_start_p95_ms"],
-        }
+    report = hook_latency.measure(args, "python bench/hooks_gemini.py" + (" --quick" if args.quick else ""),
+                                  "gemini", latency, say, measured="latency" in sections)
     if not args.quick and "cli" in sections:
         say("the scenario with the real Gemini CLI ...")
         report["cli_scenario"] = cli_scenario()
-    report["load_avg_at_end"] = os.getloadavg()
     name = "hooks-gemini-quick" if args.quick else "hooks-gemini"
     if sections != {"latency", "cli"}:
         name += "-" + "-".join(sorted(sections))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    (RESULTS / f"{name}.md").write_text(markdown(report), encoding="utf-8")
-    print(markdown(report))
+    hook_latency.write_report(name, report, markdown)
     return 0
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [f"# `vlk-memact hook gemini` ({report['command']})", "",
-             f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}; load average "
-             f"{report['machine']['load_avg_at_start'][0]:.1f} at start, {report['load_avg_at_end'][0]:.1f} at end "
-             "(a shared machine: figures are noisy). Each sample is one hook process, spawn to exit; "
-             f"{report['iterations']} samples per event and size, interleaved. Data: {report['data']}.", ""]
-    sizes = list(report["sizes"])
-    if sizes:
-        lines.append("| event | " + " | ".join(f"{int(n):,} slots: median / p95 ms (x no-op)" for n in sizes) + " |")
-        lines.append("| --- |" + " --- |" * len(sizes))
-        for event in report["sizes"][sizes[0]]:
-            cells = [f"{report['sizes'][n][event]['median_ms']:.1f} / {report['sizes'][n][event]['p95_ms']:.1f} "
-                     f"({report['sizes'][n][event]['x_noop_median']:.2f})" for n in sizes]
-            lines.append(f"| {event} | " + " | ".join(cells) + " |")
-        t = report["targets"]
-        lines += ["", f"Targets at {t['at_slots']:,} slots: tool events median <= 60 ms: "
-                  f"{'pass' if t['tool_median_ms'] else 'FAIL'}; p95 <= 150 ms: {'pass' if t['tool_p95_ms'] else 'FAIL'}; "
-                  f"SessionStart p95 <= 300 ms: {'pass' if t['session_start_p95_ms'] else 'FAIL'}."]
+    lines = hook_latency.latency_lines(report, "vlk-memact hook gemini", "SessionStart")
     scenario = report.get("cli_scenario")
     if scenario and "skipped" not in scenario:
         lines += ["", "## A command failing three times, then tried a fourth time (real Gemini CLI, scripted model)", "",

@@ -24,12 +24,8 @@ shared: figures measured under other people's load are noisy, and the report say
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
-import platform
-import random
 import subprocess
 import sys
 import tempfile
@@ -41,20 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import perf  # noqa: E402  (its database builder and statistics)
-from hooks_gemini import stats, timed  # noqa: E402  (the same sampling as Gemini CLI's bench)
+from harness import hook_latency  # noqa: E402
+from harness.database import ACTIVE_SESSION  # noqa: E402
+from harness.hook_latency import FLOOR, LOOP_TEXT, NOOP, NOOP_CASE, VLK, hook_env, timed  # noqa: E402
+from harness.log import speaker  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
-FLOOR = [sys.executable, "-c", "pass"]
-NOOP = [sys.executable, "-c", "import json, sys; json.load(sys.stdin)"]
-TARGETS = {"tool_median_ms": 60.0, "tool_p95_ms": 150.0, "session_start_p95_ms": 300.0}
 CLI_REPEATS = 5  # sessions per variant in the CLI runs (wall time is noisy on a shared machine)
-LOOP_TEXT = "Error: Cannot find module 'express'\nRequire stack:\n- /srv/app/server.js"
-
-
-def say(*parts: object) -> None:
-    print("[hooks-hosts]", *parts, file=sys.stderr, flush=True)
+say = speaker("hooks-hosts")
 
 
 class OpenCodeEvents:
@@ -68,7 +57,7 @@ class OpenCodeEvents:
         self.cwd = str(cwd)
         self.n = 0
 
-    def _base(self, name: str, session: str = perf.ACTIVE_SESSION, **fields: Any) -> dict[str, Any]:
+    def _base(self, name: str, session: str = ACTIVE_SESSION, **fields: Any) -> dict[str, Any]:
         self.n += 1
         return {"hook_event_name": name, "session_id": session, "cwd": self.cwd, **fields}
 
@@ -111,7 +100,7 @@ class CodexEvents:
                                                                            "content": [{"text": "x" * 400}]},
                                       "ordinal": i}) + "\n")
 
-    def _base(self, name: str, session: str = perf.ACTIVE_SESSION, **fields: Any) -> dict[str, Any]:
+    def _base(self, name: str, session: str = ACTIVE_SESSION, **fields: Any) -> dict[str, Any]:
         self.n += 1
         return {"session_id": session, "turn_id": "t", "transcript_path": str(self.rollout), "cwd": self.cwd,
                 "hook_event_name": name, "model": "m1", "permission_mode": "bypassPermissions", **fields}
@@ -141,9 +130,8 @@ class CodexEvents:
         return '"permissionDecision": "deny"' in answer
 
 
-def latency(host: str, db: Path, iterations: int, pool: list[Any], rng: random.Random) -> dict[str, Any]:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(db.parent), "DATABASE_URL": perf.sqlite_url(db),
-           "VLK_PROJECT": perf.ACTIVE_PROJECT}
+def latency(host: str, db: Path, iterations: int, pool: list[Any], rng: Any) -> dict[str, Any]:
+    env = hook_env(db)
     hook = [VLK, "hook", host]
     events = (OpenCodeEvents if host == "opencode" else CodexEvents)(db.parent)
     names = events.names
@@ -156,13 +144,13 @@ def latency(host: str, db: Path, iterations: int, pool: list[Any], rng: random.R
 
     def claude(name: str, command: str, **fields: Any) -> str:
         events.n += 1
-        return json.dumps({"session_id": perf.ACTIVE_SESSION, "cwd": events.cwd, "hook_event_name": name,
+        return json.dumps({"session_id": ACTIVE_SESSION, "cwd": events.cwd, "hook_event_name": name,
                            "tool_name": "Bash", "tool_input": {"command": command},
                            "tool_use_id": f"toolu_{events.n}", **fields})
 
-    cases = {
+    return hook_latency.sample({
         "floor: python3 -c pass": lambda: (FLOOR, ""),
-        "no-op hook (reads the event)": lambda: (NOOP, json.dumps(events.before(f"make target-{events.n}"))),
+        NOOP_CASE: lambda: (NOOP, json.dumps(events.before(f"make target-{events.n}"))),
         f"{names['guard']} (never failed)": lambda: (hook, json.dumps(events.before(f"make target-{events.n}"))),
         f"{names['guard']} (looping: denied)": lambda: (hook, json.dumps(events.before("npm test"))),
         f"{names['capture']} (new failure)": lambda: (hook, json.dumps(
@@ -173,19 +161,7 @@ def latency(host: str, db: Path, iterations: int, pool: list[Any], rng: random.R
         "peer: claude-code PreToolUse (never failed)": lambda: (peer, claude("PreToolUse", f"make t-{events.n}")),
         "peer: claude-code PostToolUseFailure (new failure)": lambda: (peer, claude(
             "PostToolUseFailure", f"pytest -k c{events.n}", error="Exit code 1\n" + rng.choice(pool).text[:1500])),
-    }
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(2):  # warm the page cache, the interpreter's files and the warm hook server
-        for make in cases.values():
-            timed(*make(), env)
-    for _ in range(iterations):
-        for name, make in cases.items():  # interleaved: load changes hit every case alike
-            samples[name].append(timed(*make(), env)[0])
-    result = {name: stats(values) for name, values in samples.items()}
-    floor = result["no-op hook (reads the event)"]["median_ms"]
-    for row in result.values():
-        row["x_noop_median"] = round(row["median_ms"] / floor, 2) if floor else math.nan
-    return result
+    }, iterations, env)
 
 
 def cli_runs(host: str) -> dict[str, Any]:
@@ -193,10 +169,10 @@ def cli_runs(host: str) -> dict[str, Any]:
     from scripted_openai import ScriptedOpenAI, text
 
     if host == "opencode":
-        import opencode_harness as harness
+        import opencode_harness as host_cli
     else:
-        import codex_harness as harness  # type: ignore[no-redef]
-    problem = harness.missing_cli()
+        import codex_harness as host_cli  # type: ignore[no-redef]
+    problem = host_cli.missing_cli()
     if problem:
         return {"skipped": problem}
     out: dict[str, Any] = {}
@@ -210,19 +186,19 @@ def cli_runs(host: str) -> dict[str, Any]:
             marker = work / "runs.txt"
             command = f"echo ran >> {marker}; ls /srv/missing-module-express"
             with ScriptedOpenAI() as api:
-                harness.write_config(home, api.base_url)
+                host_cli.write_config(home, api.base_url)
                 if installed:
                     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "DATABASE_URL": url,
                            "CODEX_HOME": str(home / ".codex"), "XDG_CONFIG_HOME": str(home / ".config")}
                     subprocess.run([VLK, "install", host], env=env, check=True, capture_output=True, cwd=project)
                 if host == "opencode":  # OpenCode's first run in a HOME installs its packages: not timed
-                    harness.run_opencode("warm up", home=home, cwd=project, env={"DATABASE_URL": url})
+                    host_cli.run_opencode("warm up", home=home, cwd=project, env={"DATABASE_URL": url})
                 walls, runs, seen = [], [], []
                 for _ in range(CLI_REPEATS):  # the same project again: later runs start with the lesson
-                    api.queue(*(harness.shell(command) for _ in range(4)), text("stopped."))
+                    api.queue(*(host_cli.shell(command) for _ in range(4)), text("stopped."))
                     before = len(api.requests)
                     started = time.perf_counter()
-                    run = (harness.run_opencode if host == "opencode" else harness.run_codex)(
+                    run = (host_cli.run_opencode if host == "opencode" else host_cli.run_codex)(
                         "run the tests", home=home, cwd=project, env={"DATABASE_URL": url})
                     walls.append(time.perf_counter() - started)
                     if run.returncode != 0:
@@ -239,71 +215,23 @@ def cli_runs(host: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = hook_latency.parser(__doc__.split("\n\n")[0])
     parser.add_argument("host", choices=["opencode", "codex"])
-    parser.add_argument("--quick", action="store_true", help="10^3 only, few iterations, no CLI runs")
-    parser.add_argument("--sizes", help="comma-separated database sizes (default 1000,100000)")
-    parser.add_argument("--iterations", type=int, help="samples per event and size (default 40; quick 8)")
-    parser.add_argument("--cache", type=Path, default=RESULTS / "tmp", help="where built databases are kept")
-    parser.add_argument("--seed", type=int, default=20261201)
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1000] if args.quick else [1000, 100_000])
-    iterations = args.iterations or (8 if args.quick else 40)
-    rng = random.Random(args.seed)
-    observations, source = perf.load_observations()
-    pool = perf.make_pool(observations, 600 if args.quick else 4000, rng)
-    report: dict[str, Any] = {
-        "command": f"python bench/hooks_hosts.py {args.host}" + (" --quick" if args.quick else ""),
-        "host": args.host,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_avg_at_start": os.getloadavg()},
-        "data": source, "iterations": iterations, "sizes": {},
-    }
-    with tempfile.TemporaryDirectory() as tmp:
-        dbs = perf.Databases(Path(tmp), args.cache, pool, args.seed, source)
-        for n in sizes:
-            db = dbs.copy(n, f"hooks-{args.host}")
-            say(f"{args.host}, {n:,} slots: {iterations} samples per event ...")
-            report["sizes"][str(n)] = latency(args.host, db, iterations, pool, rng)
-    biggest = report["sizes"][str(max(sizes))]
-    tool_events = [e for e in biggest if not e.startswith("peer") and ("(never failed)" in e or "(looping" in e
-                                                                    or "(new failure)" in e or "(success)" in e)]
-    start = next(e for e in biggest if e.endswith("(new session)"))
-    report["targets"] = {
-        "at_slots": max(sizes),
-        "tool_median_ms": all(biggest[e]["median_ms"] <= TARGETS["tool_median_ms"] for e in tool_events),
-        "tool_p95_ms": all(biggest[e]["p95_ms"] <= TARGETS["tool_p95_ms"] for e in tool_events),
-        "session_start_p95_ms": biggest[start]["p95_ms"] <= TARGETS["session_start_p95_ms"],
-    }
+    report = hook_latency.measure(
+        args, f"python bench/hooks_hosts.py {args.host}" + (" --quick" if args.quick else ""), args.host,
+        lambda db, iterations, pool, rng: latency(args.host, db, iterations, pool, rng), say)
+    report["host"] = args.host
     if not args.quick:
         say(f"the real {args.host} CLI ...")
         report["cli_runs"] = cli_runs(args.host)
-    report["load_avg_at_end"] = os.getloadavg()
-    name = f"hooks-{args.host}" + ("-quick" if args.quick else "")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    (RESULTS / f"{name}.md").write_text(markdown(report), encoding="utf-8")
-    print(markdown(report))
+    hook_latency.write_report(f"hooks-{args.host}" + ("-quick" if args.quick else ""), report, markdown)
     return 0
 
 
 def markdown(report: dict[str, Any]) -> str:
     host = report["host"]
-    lines = [f"# `vlk-memact hook {host}` ({report['command']})", "",
-             f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}; load average "
-             f"{report['machine']['load_avg_at_start'][0]:.1f} at start, {report['load_avg_at_end'][0]:.1f} at end "
-             "(a shared machine: figures are noisy). Each sample is one hook process, spawn to exit; "
-             f"{report['iterations']} samples per event and size, interleaved. Data: {report['data']}.", ""]
-    sizes = list(report["sizes"])
-    lines.append("| event | " + " | ".join(f"{int(n):,} slots: median / p95 ms (x no-op)" for n in sizes) + " |")
-    lines.append("| --- |" + " --- |" * len(sizes))
-    for event in report["sizes"][sizes[0]]:
-        cells = [f"{report['sizes'][n][event]['median_ms']:.1f} / {report['sizes'][n][event]['p95_ms']:.1f} "
-                 f"({report['sizes'][n][event]['x_noop_median']:.2f})" for n in sizes]
-        lines.append(f"| {event} | " + " | ".join(cells) + " |")
-    t = report["targets"]
-    lines += ["", f"Targets at {t['at_slots']:,} slots: tool events median <= 60 ms: "
-              f"{'pass' if t['tool_median_ms'] else 'FAIL'}; p95 <= 150 ms: {'pass' if t['tool_p95_ms'] else 'FAIL'}; "
-              f"session start p95 <= 300 ms: {'pass' if t['session_start_p95_ms'] else 'FAIL'}."]
+    lines = hook_latency.latency_lines(report, f"vlk-memact hook {host}", "session start")
     runs = report.get("cli_runs")
     if runs and "skipped" not in runs:
         lines += ["", f"## A command failing three times, then tried a fourth time (real {host} CLI, scripted model)",

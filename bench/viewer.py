@@ -37,7 +37,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import perf  # noqa: E402  (bench/perf.py: the database builder)
+from harness.database import (  # noqa: E402
+    ACTIVE_PROJECT,
+    ACTIVE_SESSION,
+    NEEDLE,
+    Databases,
+    engine_settings,
+    sqlite_url,
+)
+from harness.log import speaker  # noqa: E402
+from harness.machine import machine  # noqa: E402
+from harness.texts import load_observations, make_pool  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
 from vlk_memact import Memory  # noqa: E402
@@ -45,6 +55,7 @@ from vlk_memact.viewer import build_app  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 PORT = 40999  # never bound: the client talks to the app in process
+say = speaker("viewer")
 
 
 def timed(action: Callable[[], Any], samples: int) -> list[float]:
@@ -64,12 +75,12 @@ def stats(values: list[float]) -> dict[str, float]:
 
 
 def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
-    memory = Memory(perf.sqlite_url(path), settings=perf.engine_settings(), project=perf.ACTIVE_PROJECT)
+    memory = Memory(sqlite_url(path), settings=engine_settings(), project=ACTIVE_PROJECT)
     try:
         viewer = build_app(memory, port=PORT)
         client = TestClient(viewer.app, base_url=f"http://127.0.0.1:{PORT}")
         assert client.get("/?token=" + viewer.secrets.token).status_code == 200
-        query = urlencode({"project": perf.ACTIVE_PROJECT, "session": perf.ACTIVE_SESSION})
+        query = urlencode({"project": ACTIVE_PROJECT, "session": ACTIVE_SESSION})
 
         def page(url: str) -> Callable[[], None]:
             def get() -> None:
@@ -87,16 +98,16 @@ def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
              lambda: None),
             ("sessions page", page("/"), "tx.projects + tx.sessions (200)", sessions_floor),
             ("timeline page", page(f"/session?{query}"), "vlk_get_history (300)",
-             lambda: memory.get_history(session_id=perf.ACTIVE_SESSION, limit=300)),
+             lambda: memory.get_history(session_id=ACTIVE_SESSION, limit=300)),
             ("lessons page", page(f"/lessons?{query}"), "vlk_summarize_session",
-             lambda: memory.summarize_session(session_id=perf.ACTIVE_SESSION)),
+             lambda: memory.summarize_session(session_id=ACTIVE_SESSION)),
             ("context page (dry run)", page(f"/context?{query}"), "vlk_fetch_context",
-             lambda: memory.fetch_context(session_id=perf.ACTIVE_SESSION)),
-            ("Memory.preview_context", lambda: memory.preview_context(session_id=perf.ACTIVE_SESSION),
-             "vlk_fetch_context", lambda: memory.fetch_context(session_id=perf.ACTIVE_SESSION)),
-            ("search page, every session", page("/search?" + urlencode({"q": perf.NEEDLE})),
+             lambda: memory.fetch_context(session_id=ACTIVE_SESSION)),
+            ("Memory.preview_context", lambda: memory.preview_context(session_id=ACTIVE_SESSION),
+             "vlk_fetch_context", lambda: memory.fetch_context(session_id=ACTIVE_SESSION)),
+            ("search page, every session", page("/search?" + urlencode({"q": NEEDLE})),
              "vlk_search_memory (one session)",
-             lambda: memory.search_memory(query=perf.NEEDLE, session_id=perf.ACTIVE_SESSION)),
+             lambda: memory.search_memory(query=NEEDLE, session_id=ACTIVE_SESSION)),
         ]
         found = []
         for name, action, floor_name, floor in rows:
@@ -105,14 +116,14 @@ def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
             found.append({"slots": n, "page": name, **a, "floor": floor_name, "floor_median_ms": b["median_ms"],
                           "ratio": round(a["median_ms"] / b["median_ms"], 2) if b["median_ms"] > 0.001 else None,
                           "samples": fast})
-            perf.say(f"{n:>8,} {name:<28} {a['median_ms']:9.2f} ms   floor {floor_name}: {b['median_ms']:.2f} ms")
+            say(f"{n:>8,} {name:<28} {a['median_ms']:9.2f} ms   floor {floor_name}: {b['median_ms']:.2f} ms")
         return found
     finally:
         memory.close()
 
 
 def _machine() -> str:
-    m = perf.machine()
+    m = machine()
     return (f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, SQLite {m['sqlite']}, "
             f"load average {m['load_average_at_start'][0]:.1f} at start")
 
@@ -142,11 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = (10**3, 10**4) if args.quick else (10**3, 10**4, 10**5)
     samples = 8 if args.quick else 30
-    observations, source = perf.load_observations()
-    pool = perf.make_pool(observations, 600 if args.quick else 4000, random.Random(args.seed))
+    observations, source = load_observations()
+    pool = make_pool(observations, 600 if args.quick else 4000, random.Random(args.seed))
     tag = f"{source}|{len(observations)}|{len(pool)}|{args.seed}"
     work = Path(tempfile.mkdtemp(prefix="vlk-viewer-bench-"))
-    dbs = perf.Databases(work, args.cache, pool, args.seed, tag)
+    dbs = Databases(work, args.cache, pool, args.seed, tag)
     rows = []
     for n in sizes:
         rows += bench_size(dbs.copy(n, "viewer"), n, samples)
@@ -161,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     stem = "viewer-quick" if args.quick else "viewer"
     (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(results))
-    perf.say(f"wrote bench/results/{stem}.json and .md")
+    say(f"wrote bench/results/{stem}.json and .md")
     return 0
 
 

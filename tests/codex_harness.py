@@ -8,14 +8,12 @@ no approvals and no sandbox (the hooks, not the sandbox, are under test). Codex'
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from scripted_openai import MODEL, Reply, call
+from host_harness import Workspace, clean_env, git_project, json_events, run_headless
+from scripted_openai import MODEL, Reply, ScriptedOpenAI, call
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "codex"
@@ -53,18 +51,16 @@ env_key = "FAKE_API_KEY"
     return path
 
 
+def workspace(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    """A CODEX_HOME whose config.toml points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("codex", home, git_project(tmp_path / "project"), tmp_path / "vlk.db", api, run_codex,
+                     {"CODEX_HOME": str(home / ".codex"), "VLK_CODEX_BIN": str(CODEX)})
+
+
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "CODEX_HOME": str(home / ".codex"),
-        "FAKE_API_KEY": "test-key-not-checked",
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-    }
-    env.update(extra or {})
-    return env
+    return clean_env(home, extra, CODEX_HOME=str(home / ".codex"), FAKE_API_KEY="test-key-not-checked")
 
 
 def run_codex(
@@ -79,24 +75,12 @@ def run_codex(
     """`codex exec --json PROMPT` headless in `cwd`, with HOME=`home` (write_config first)."""
     assert CODEX.exists(), missing_cli()
     command = [str(CODEX), "exec", "--json", "--skip-git-repo-check", *args, prompt]
-    return subprocess.run(command, cwd=cwd, env=cli_env(home, env), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def events(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    out = []
-    for line in result.stdout.splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    return run_headless(command, cwd=cwd, env=cli_env(home, env), timeout=timeout)
 
 
 def thread_id(result: subprocess.CompletedProcess[str]) -> str | None:
     """The session id (Codex's thread id, the hooks' session_id)."""
-    for event in events(result):
+    for event in json_events(result):
         if event.get("type") == "thread.started":
             return event.get("thread_id")
     return None

@@ -17,17 +17,14 @@ that appends its stdin) into DIR: that is how tests/data/gemini-hooks/ was made.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from host_harness import QuietHandler, RecordedRequest, ScriptedServer, clean_env, run_headless
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "gemini-cli"
@@ -61,16 +58,8 @@ def text(value: str) -> dict[str, Any]:
     return {"text": value}
 
 
-@dataclass
-class Request:
-    """One request the CLI sent: its path and JSON body."""
-
-    path: str
-    body: dict[str, Any]
-
-    @property
-    def is_agent_turn(self) -> bool:
-        return bool(self.body.get("tools"))
+class Request(RecordedRequest):
+    """A generateContent request, read as the model would read it."""
 
     def parts(self) -> list[dict[str, Any]]:
         return [p for c in self.body.get("contents", []) for p in c.get("parts", [])]
@@ -94,94 +83,42 @@ class Request:
         return last.text()
 
 
-@dataclass
-class ScriptedGemini:
+class ScriptedGemini(ScriptedServer[Request, dict[str, Any]]):
     """A loopback Gemini API that answers agent turns from a script and records every request."""
 
-    script: deque[dict[str, Any]] = field(default_factory=deque)
-    requests: list[Request] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def queue(self, *replies: dict[str, Any]) -> None:
-        with self._lock:
-            self.script.extend(replies)
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    @property
-    def agent_requests(self) -> list[Request]:
-        with self._lock:
-            return [r for r in self.requests if r.is_agent_turn]
+    def __init__(self) -> None:
+        super().__init__(done=text("done."), side=text("ok"))
 
     def _answer(self, request: Request) -> dict[str, Any]:
-        with self._lock:
-            self.requests.append(request)
-            if request.is_agent_turn:
-                part = self.script.popleft() if self.script else text("done.")
-            else:
-                part = text("ok")
+        part, _ = self.take(request)
         return {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
             "modelVersion": MODEL,
         }
 
-    def start(self) -> ScriptedGemini:
-        harness = self
+    def handler(self) -> type[QuietHandler]:
+        api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, ctype: str, body: bytes, status: int = 200) -> None:
-                self.send_response(status)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
-                self._send("application/json", b"{}")
+                self.send_body(200, b"{}", "application/json")
 
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                body = self.read_json()
                 if ":countTokens" in self.path:
-                    self._send("application/json", b'{"totalTokens": 10}')
+                    self.send_body(200, b'{"totalTokens": 10}', "application/json")
                     return
                 if ":embedContent" in self.path or ":batchEmbedContents" in self.path:
-                    self._send("application/json", b'{"embeddings": []}', status=404)
+                    self.send_body(404, b'{"embeddings": []}', "application/json")
                     return
-                reply = json.dumps(harness._answer(Request(self.path, body)))
+                reply = json.dumps(api._answer(Request(self.path, body)))
                 if "alt=sse" in self.path:
-                    self._send("text/event-stream", f"data: {reply}\n\n".encode())
+                    self.send_body(200, f"data: {reply}\n\n".encode(), "text/event-stream")
                 else:
-                    self._send("application/json", reply.encode())
+                    self.send_body(200, reply.encode(), "application/json")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ScriptedGemini:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return Handler
 
 
 def node_binary() -> str | None:
@@ -224,22 +161,16 @@ def write_settings(home: Path, extra: Mapping[str, Any] | None = None) -> Path:
 
 def cli_env(home: Path, base_url: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A clean environment for the CLI: temporary HOME, the scripted API, nothing of ours leaking in."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-        "GEMINI_API_KEY": "test-key-not-checked",
-        "GOOGLE_GEMINI_BASE_URL": base_url,
+    return clean_env(
+        home, extra,
+        GEMINI_API_KEY="test-key-not-checked",
+        GOOGLE_GEMINI_BASE_URL=base_url,
         # Anything but loopback goes to a closed port: the run is offline by construction.
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    }
-    env.update(extra or {})
-    return env
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="127.0.0.1,localhost",
+        no_proxy="127.0.0.1,localhost",
+    )
 
 
 def run_gemini(
@@ -256,15 +187,7 @@ def run_gemini(
     node = node_binary()
     assert node is not None, missing_cli()
     command = [node, str(GEMINI_JS), "-p", prompt, "--yolo", "--skip-trust", "-m", MODEL, *args]
-    return subprocess.run(
-        command,
-        cwd=cwd,
-        env=cli_env(home, base_url, env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_headless(command, cwd=cwd, env=cli_env(home, base_url, env), timeout=timeout)
 
 
 # ---- recording the fixtures --------------------------------------------------------------------

@@ -12,13 +12,13 @@ download happens once per checkout, not once per test.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scripted_openai import MODEL, Reply, call
+from host_harness import Workspace, clean_env, git_project, json_events, run_headless
+from scripted_openai import MODEL, Reply, ScriptedOpenAI, call
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DIR = ROOT / "tests" / "opencode"
@@ -64,28 +64,30 @@ def write_config(home: Path, base_url: str, extra: Mapping[str, Any] | None = No
     return path
 
 
+def workspace(tmp_path: Path, api: ScriptedOpenAI, project: Path | None = None) -> Workspace:
+    """A HOME whose opencode.json points at `api`, and a git project; vlk-memact not installed yet."""
+    home = tmp_path / "home"
+    write_config(home, api.base_url)
+    return Workspace("opencode", home, project or git_project(tmp_path / "project"), tmp_path / "vlk.db", api,
+                     run_opencode, {"XDG_CONFIG_HOME": str(home / ".config")})
+
+
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A clean environment: temporary HOME and XDG folders, OpenCode's network switches off."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(CACHE),
-        "npm_config_cache": str(CACHE / "npm"),  # what OpenCode installs comes from npm once per checkout
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_DISABLE_SHARE": "1",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-    }
-    env.update(extra or {})
-    return env
+    return clean_env(
+        home, extra,
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        XDG_CACHE_HOME=str(CACHE),
+        npm_config_cache=str(CACHE / "npm"),  # what OpenCode installs comes from npm once per checkout
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        OPENCODE_DISABLE_SHARE="1",
+        OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+    )
 
 
 def run_opencode(
@@ -100,26 +102,12 @@ def run_opencode(
     """`opencode run --format json PROMPT` headless in `cwd`, with HOME=`home` (write_config first)."""
     assert OPENCODE.exists(), missing_cli()
     command = [str(OPENCODE), "run", "--format", "json", "-m", f"{PROVIDER}/{MODEL}", *args, prompt]
-    return subprocess.run(command, cwd=cwd, env=cli_env(home, env), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-
-
-def events(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
-    """The JSON events `opencode run --format json` printed."""
-    out = []
-    for line in result.stdout.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    return run_headless(command, cwd=cwd, env=cli_env(home, env), timeout=timeout)
 
 
 def session_id(result: subprocess.CompletedProcess[str]) -> str | None:
     """The session the run used (every event names it)."""
-    for event in events(result):
+    for event in json_events(result):
         sid = event.get("sessionID") or (event.get("part") or {}).get("sessionID")
         if isinstance(sid, str):
             return sid

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claude_code_harness import ScriptedModel, ToolUse, run_claude  # noqa: E402
+from claude_code_harness import run_claude  # noqa: E402
+from scripted_anthropic import ScriptedModel, ToolUse  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "data" / "claude-code-hooks"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure")

@@ -6,18 +6,17 @@ framing (OpenCode's Bun fetch rejects a close-delimited stream and retries for a
 - `POST .../responses` (Codex CLI, `wire_api = "responses"`).
 Every request is kept, so a test reads exactly what the model was shown. A request that offers tools
 is an agent turn and gets the next scripted reply (`shell(...)`, `call(...)`, `text(...)`); any other
-request (a session title, a summary) gets a short text. Nothing here knows about vlk-memact.
+request (a session title, a summary) gets a short text. Nothing here knows about vlk-memact; the server
+plumbing is tests/host_harness.py's.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from host_harness import QuietHandler, RecordedRequest, ScriptedServer
 
 MODEL = "m1"
 
@@ -39,16 +38,8 @@ def text(value: str) -> Reply:
     return Reply(text=value)
 
 
-@dataclass
-class Request:
-    """One request the CLI sent: its path and JSON body."""
-
-    path: str
-    body: dict[str, Any]
-
-    @property
-    def is_agent_turn(self) -> bool:
-        return bool(self.body.get("tools"))
+class Request(RecordedRequest):
+    """A chat/completions or responses request, read as the model would read it."""
 
     def messages(self) -> list[dict[str, Any]]:
         """Chat messages (chat/completions) or input items (responses)."""
@@ -99,42 +90,18 @@ class Request:
         return "\n".join(self._item_text(m) for m in items[last:])
 
 
-class ScriptedOpenAI:
+class ScriptedOpenAI(ScriptedServer[Request, Reply]):
     """A loopback OpenAI-compatible API that answers agent turns from a script and records every request."""
 
+    url_path = "/v1"
+
     def __init__(self) -> None:
-        self.script: deque[Reply] = deque()
-        self.requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-
-    def queue(self, *replies: Reply) -> None:
-        with self._lock:
-            self.script.extend(replies)
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "start() the server first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    @property
-    def agent_requests(self) -> list[Request]:
-        with self._lock:
-            return [r for r in self.requests if r.is_agent_turn]
-
-    def _next(self, request: Request) -> tuple[Reply, int]:
-        with self._lock:
-            self.requests.append(request)
-            n = next(self._ids)
-            if request.is_agent_turn:
-                return (self.script.popleft() if self.script else text("done.")), n
-            return text("ok"), n
+        super().__init__(done=text("done."), side=text("ok"))
 
     # ---- chat/completions --------------------------------------------------------------------------
 
     def chat_events(self, request: Request) -> list[str]:
-        reply, n = self._next(request)
+        reply, n = self.take(request)
         base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0, "model": MODEL}
         if reply.tool:
             delta = {"role": "assistant", "content": None, "tool_calls": [{
@@ -154,7 +121,7 @@ class ScriptedOpenAI:
     # ---- responses -----------------------------------------------------------------------------------
 
     def responses_events(self, request: Request) -> list[str]:
-        reply, n = self._next(request)
+        reply, n = self.take(request)
         rid = f"resp_{n}"
         if reply.tool:
             item: dict[str, Any] = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
@@ -179,34 +146,19 @@ class ScriptedOpenAI:
 
     # ---- the server ----------------------------------------------------------------------------------
 
-    def start(self) -> ScriptedOpenAI:
+    def handler(self) -> type[QuietHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, body: bytes, status: int = 200) -> None:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode())
+                    models = {"object": "list", "data": [{"id": MODEL, "object": "model"}]}
+                    self.send_body(200, json.dumps(models).encode(), "application/json")
                 else:
-                    self._json(b"{}", status=404)
+                    self.send_body(404, b"{}", "application/json")
 
             def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                body = self.read_json()
                 request = Request(self.path, body if isinstance(body, dict) else {})
                 path = self.path.split("?")[0].rstrip("/")
                 if path.endswith("/chat/completions"):
@@ -214,7 +166,7 @@ class ScriptedOpenAI:
                 elif path.endswith("/responses"):
                     events = api.responses_events(request)
                 else:
-                    self._json(b'{"error": {"message": "not scripted"}}', status=404)
+                    self.send_body(404, b'{"error": {"message": "not scripted"}}', "application/json")
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -228,19 +180,4 @@ class ScriptedOpenAI:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ScriptedOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return Handler

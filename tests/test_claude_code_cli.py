@@ -9,14 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from claude_code_harness import (
-    AGENT_SDK_TYPES,
-    PINNED_VERSION,
-    ScriptedModel,
-    ToolUse,
-    require_claude_code,
-    run_claude,
-)
+from claude_code_harness import AGENT_SDK_TYPES, PINNED_VERSION, require_claude_code, run_claude
+from scripted_anthropic import ScriptedModel, ToolUse
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

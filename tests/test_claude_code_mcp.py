@@ -18,15 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_code_harness import (
-    ModelRequest,
-    ScriptedModel,
-    ToolResult,
-    ToolUse,
-    require_claude_code,
-    run_claude,
-    tool_search,
-)
+from claude_code_harness import require_claude_code, run_claude
+from scripted_anthropic import ModelRequest, ScriptedModel, ToolResult, ToolUse, tool_search
 
 from vlk_memact.render import estimate_tokens, structured_json
 

@@ -10,87 +10,27 @@ Needs `npm ci --prefix tests/codex` (CI fails without it, a dev machine skips).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from codex_harness import CODEX, missing_cli, run_codex, shell, thread_id, write_config
-from scripted_openai import Reply, Request, ScriptedOpenAI, text
+from codex_harness import missing_cli, shell, thread_id, workspace
+from host_harness import Workspace, failing_command, git_project, requires_cli
+from scripted_openai import ScriptedOpenAI, text
 
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cli_present() -> None:
-    problem = missing_cli()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-        pytest.skip(problem)
-
-
-@dataclass
-class Workspace:
-    home: Path
-    project: Path
-    database: Path
-    api: ScriptedOpenAI
-    last: list[Request] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.database}"
-
-    def run(self, prompt: str, *replies: Reply, cwd: Path | None = None, args: tuple[str, ...] | None = None,
-            **env: str) -> subprocess.CompletedProcess[str]:
-        before = len(self.api.requests)
-        self.api.queue(*replies)
-        extra = {} if args is None else {"args": args}
-        result = run_codex(prompt, home=self.home, cwd=cwd or self.project, env={"DATABASE_URL": self.url, **env},
-                           **extra)
-        assert result.returncode == 0, f"codex exited {result.returncode}\n{result.stderr[-3000:]}"
-        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
-        self.api.script.clear()
-        return result
-
-    def vlk(self, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-        base = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url,
-                "CODEX_HOME": str(self.home / ".codex"), "VLK_CODEX_BIN": str(CODEX), **env}
-        return subprocess.run([VLK, *args], env=base, capture_output=True, text=True, timeout=120,
-                              cwd=cwd or self.project)
-
-
-def _git_project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+_cli_present = requires_cli(missing_cli)
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
-        done = w.vlk("install", "codex")
-        assert done.returncode == 0, done.stderr
-        yield w
-
-
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+        yield workspace(tmp_path, api).installed()
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     turns = ws.last
     first = turns[1].since_last_call()
@@ -108,7 +48,7 @@ def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_den
 
 def test_with_a_change_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(f"echo changed > {ws.project}/fix.txt"),
            shell(cmd), text("stopped."))
     assert marker.read_text(encoding="utf-8").count("ran") == 4  # it ran
@@ -126,40 +66,17 @@ def test_a_success_is_never_recorded_as_a_failure(ws: Workspace):
 
 
 def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
     assert "nonexistent-vlk-e2e-dir" in system
-    other = _git_project(tmp_path / "other")
+    other = git_project(tmp_path / "other")
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)
 
 
-def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
-    settings = ws.project / "settings.ini"
-    (ws.project / "settings.example.ini").write_text("[main]\n", encoding="utf-8")
-    read = f"cat {settings}"
-    # It fails three times (a loop, so a lesson whatever fix memory keeps), then a copy fixes it.
-    ws.run("read settings", shell(read), shell(read), shell(read),
-           shell(f"cp {ws.project}/settings.example.ini {settings}"), shell(read), text("fixed."))
-    settings.unlink()
-    ws.run("read settings again", shell(read), text("hm."))
-    after_error = ws.last[1].since_last_call()
-    assert "No such file" in after_error
-    assert "settings.example.ini" in after_error  # what fixed it last time, next to the recurring error
-
-
-def test_a_broken_database_leaves_the_session_working_and_injects_nothing(ws: Workspace):
-    cmd = "ls /nonexistent-vlk-e2e-dir"
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("finished."),
-                    DATABASE_URL="bogus://nowhere")
-    assert "finished." in result.stdout
-    assert len(ws.last) == 5
-    assert all("vlk-memact:" not in r.text() for r in ws.last)
-    log = ws.home / ".local" / "share" / "vlk-memact" / "hooks.log"
-    assert "hook codex" in log.read_text(encoding="utf-8")
 
 
 def test_untrusted_hooks_are_reported_by_doctor_and_trusted_ones_run_without_the_bypass(ws: Workspace):
@@ -190,10 +107,8 @@ def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: 
     hooks.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": str(theirs), "timeout": 5}]}]}}, indent=2) + "\n", encoding="utf-8")
     original = json.loads(hooks.read_text(encoding="utf-8"))
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = workspace(tmp_path, api)
         assert w.vlk("install", "codex").returncode == 0
         assert "nothing to install" in w.vlk("install", "codex").stdout
         cmd = "ls /nonexistent-vlk-e2e-dir"

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_code_harness import ScriptedModel, ToolUse, require_claude_code, run_claude
+from claude_code_harness import require_claude_code, run_claude
+from scripted_anthropic import ScriptedModel, ToolUse
 from test_hooks_e2e import env_for, hook_texts, install_into, make_project, request_after
 
 from vlk_memact import Memory

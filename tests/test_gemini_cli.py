@@ -7,58 +7,20 @@ Each test installs the hooks with the real `vlk-memact install gemini` into a te
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
+from host_harness import Workspace, failing_command, git_project, requires_cli
 
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+_cli_present = requires_cli(missing_cli)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cli_present() -> None:
-    problem = missing_cli()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-        pytest.skip(problem)
-
-
-@dataclass
-class Workspace:
-    home: Path
-    project: Path
-    database: Path
-    api: ScriptedGemini
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.database}"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return {"DATABASE_URL": self.url, **extra}
-
-    def run(self, prompt: str, *replies: dict, cwd: Path | None = None, args: tuple[str, ...] = (),
-            **env: str) -> subprocess.CompletedProcess[str]:
-        before = len(self.api.requests)
-        self.api.queue(*replies)
-        result = run_gemini(prompt, home=self.home, cwd=cwd or self.project, base_url=self.api.base_url,
-                            env=self.env(**env), args=args)
-        assert result.returncode == 0, f"gemini exited {result.returncode}\n{result.stderr[-3000:]}"
-        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
-        return result
-
-    def vlk(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url}
-        return subprocess.run([VLK, *args], env=env, capture_output=True, text=True, timeout=60, cwd=self.project)
-
+class GeminiWorkspace(Workspace):
     def history(self) -> list[dict]:
         out = self.vlk("history", "--limit", "500", "--session", self.session())
         return json.loads(out.stdout)
@@ -74,32 +36,24 @@ class Workspace:
         return sid
 
 
-def _git_project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+def gemini_workspace(tmp_path: Path, api: ScriptedGemini) -> GeminiWorkspace:
+    """A git project, and the HOME (settings written first) where `gemini` runs against `api`."""
+    return GeminiWorkspace("gemini", tmp_path / "home", git_project(tmp_path / "project"), tmp_path / "vlk.db",
+                           api, functools.partial(run_gemini, base_url=api.base_url))
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    home = tmp_path / "home"
-    write_settings(home)
-    project = _git_project(tmp_path / "project")
+def ws(tmp_path: Path) -> Iterator[GeminiWorkspace]:
+    write_settings(tmp_path / "home")
     with ScriptedGemini() as api:
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
-        done = w.vlk("install", "gemini")
-        assert done.returncode == 0, done.stderr
-        yield w
+        yield gemini_workspace(tmp_path, api).installed()
 
 
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
-
-
-def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
+def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(
+    ws: GeminiWorkspace, tmp_path: Path
+):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd),
            call("mcp_vlk-memact_vlk_fetch_context"), text("stopped."))
     turns = ws.last
@@ -119,9 +73,9 @@ def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_den
     assert "[SYSTEM ANCHOR]" in fetched and "nonexistent-vlk-e2e-dir" in fetched
 
 
-def test_with_an_edit_in_between_the_repeat_runs_with_the_warning(ws: Workspace, tmp_path: Path):
+def test_with_an_edit_in_between_the_repeat_runs_with_the_warning(ws: GeminiWorkspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd),
            call("write_file", file_path=str(ws.project / "fix.txt"), content="changed\n"),
            shell(cmd), text("stopped."))
@@ -132,7 +86,7 @@ def test_with_an_edit_in_between_the_repeat_runs_with_the_warning(ws: Workspace,
     assert "vlk-memact:" in after_repeat  # the anchor went along with the result
 
 
-def test_a_success_of_the_same_call_retires_its_live_failures(ws: Workspace):
+def test_a_success_of_the_same_call_retires_its_live_failures(ws: GeminiWorkspace):
     target = ws.project / "config.txt"
     cmd = f"cat {target}"
     ws.run("read the config", shell(cmd), shell(cmd),
@@ -145,26 +99,26 @@ def test_a_success_of_the_same_call_retires_its_live_failures(ws: Workspace):
 
 
 def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(
-    ws: Workspace, tmp_path: Path
+    ws: GeminiWorkspace, tmp_path: Path
 ):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     first = ws.last[0].text()
     assert "vlk-memact:" in first and "nonexistent-vlk-e2e-dir" in first
-    other = _git_project(tmp_path / "other")
+    other = git_project(tmp_path / "other")
     ws.run("elsewhere", text("ok."), cwd=other)
     assert "vlk-memact:" not in ws.last[0].text()
 
 
-def test_a_resumed_session_starts_with_its_own_live_errors(ws: Workspace):
+def test_a_resumed_session_starts_with_its_own_live_errors(ws: GeminiWorkspace):
     ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), text("stopped."))
     ws.run("go on", text("ok."), args=("--resume", "latest"))
     first = ws.last[0].text()
     assert "vlk-memact: this session's memory so far" in first and "nonexistent-vlk-e2e-dir" in first
 
 
-def test_a_broken_database_url_leaves_the_session_working_and_the_problem_in_the_hook_log(ws: Workspace):
+def test_a_broken_database_url_leaves_the_session_working_and_the_problem_in_the_hook_log(ws: GeminiWorkspace):
     broken = ws.vlk("--database-url", "bogus://nowhere", "install", "gemini")
     assert broken.returncode == 0, broken.stderr
     result = ws.run("build it", shell("ls /nonexistent-vlk-e2e-dir"), shell("ls /nonexistent-vlk-e2e-dir"),
@@ -186,9 +140,8 @@ def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(
                                                                           "name": "theirs"}]}]}
     settings = write_settings(home, {"hooks": user_hooks, "ui": {"theme": "GitHub"}})
     original = json.loads(settings.read_text(encoding="utf-8"))
-    project = _git_project(tmp_path / "project")
     with ScriptedGemini() as api:
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = gemini_workspace(tmp_path, api)
         assert w.vlk("install", "gemini").returncode == 0
         assert w.vlk("install", "gemini").stdout.count("nothing to install") == 1  # idempotent
         cmd = "ls /nonexistent-vlk-e2e-dir"

@@ -24,14 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_code_harness import (
-    ModelRequest,
-    ScriptedModel,
-    ToolUse,
-    require_claude_code,
-    run_claude,
-    tool_search,
-)
+from claude_code_harness import require_claude_code, run_claude
+from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse, tool_search
 
 from record_claude_code_hooks import DUMP, dump_settings
 

@@ -9,86 +9,27 @@ for the provider package OpenCode installs into tests/opencode/.cache on its fir
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from opencode_harness import missing_cli, run_opencode, session_id, shell, write_config
-from scripted_openai import Reply, Request, ScriptedOpenAI, call, text
+from host_harness import Workspace, failing_command, git_project, requires_cli
+from opencode_harness import missing_cli, session_id, shell, workspace
+from scripted_openai import ScriptedOpenAI, call, text
 
-VLK = str(Path(sys.executable).with_name("vlk-memact"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _cli_present() -> None:
-    problem = missing_cli()
-    if problem:
-        if os.environ.get("CI"):
-            pytest.fail(problem + " (CI is set, so this fails instead of skipping)")
-        pytest.skip(problem)
-
-
-@dataclass
-class Workspace:
-    home: Path
-    project: Path
-    database: Path
-    api: ScriptedOpenAI
-    last: list[Request] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"sqlite:///{self.database}"
-
-    def run(self, prompt: str, *replies: Reply, cwd: Path | None = None, args: tuple[str, ...] = (),
-            **env: str) -> subprocess.CompletedProcess[str]:
-        before = len(self.api.requests)
-        self.api.queue(*replies)
-        result = run_opencode(prompt, home=self.home, cwd=cwd or self.project,
-                              env={"DATABASE_URL": self.url, **env}, args=args)
-        assert result.returncode == 0, f"opencode exited {result.returncode}\n{result.stderr[-3000:]}"
-        self.last = [r for r in self.api.requests[before:] if r.is_agent_turn]
-        self.api.script.clear()
-        return result
-
-    def vlk(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(self.home), "DATABASE_URL": self.url,
-               "XDG_CONFIG_HOME": str(self.home / ".config")}
-        return subprocess.run([VLK, *args], env=env, capture_output=True, text=True, timeout=60,
-                              cwd=cwd or self.project)
-
-
-def _git_project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+_cli_present = requires_cli(missing_cli)
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
-        done = w.vlk("install", "opencode")
-        assert done.returncode == 0, done.stderr
-        yield w
-
-
-def _failing(marker: Path) -> str:
-    # Appends a line each time it really runs, then fails the same way every time.
-    return f"echo ran >> {marker}; ls /nonexistent-vlk-e2e-dir"
+        yield workspace(tmp_path, api).installed()
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blocked(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     turns = ws.last
     # The first failure is captured (with its exit code), and nothing is said about it.
@@ -121,7 +62,7 @@ def test_a_tool_call_that_throws_is_captured_and_the_loop_note_reaches_the_next_
 
 def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
     marker = tmp_path / "runs.txt"
-    cmd = _failing(marker)
+    cmd = failing_command(marker)
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd),
            call("write", filePath=str(ws.project / "fix.txt"), content="changed\n"),
            shell(cmd), text("stopped."))
@@ -132,13 +73,13 @@ def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, t
 
 
 def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = _failing(tmp_path / "runs.txt")
+    cmd = failing_command(tmp_path / "runs.txt")
     ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
     ws.run("start again", text("ok."))
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
     assert "nonexistent-vlk-e2e-dir" in system
-    other = _git_project(tmp_path / "other")
+    other = git_project(tmp_path / "other")
     ws.vlk("install", "opencode", cwd=other)
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)
@@ -156,34 +97,10 @@ def test_a_continued_session_gets_its_live_errors_back_and_a_second_copy_stays_s
     assert system.count("vlk-memact: this session's memory so far") == 1  # two copies would say it twice
 
 
-def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(ws: Workspace):
-    settings = ws.project / "settings.ini"
-    (ws.project / "settings.example.ini").write_text("[main]\n", encoding="utf-8")
-    read = f"cat {settings}"
-    # It fails three times (a loop, so a lesson whatever fix memory keeps), then a copy fixes it.
-    ws.run("read settings", shell(read), shell(read), shell(read),
-           shell(f"cp {ws.project}/settings.example.ini {settings}"), shell(read), text("fixed."))
-    settings.unlink()
-    ws.run("read settings again", shell(read), text("hm."))
-    after_error = ws.last[1].since_last_call()
-    assert "No such file" in after_error
-    assert "settings.example.ini" in after_error  # what fixed it last time, next to the recurring error
-
-
-def test_a_broken_database_leaves_the_session_working_and_injects_nothing(ws: Workspace):
-    cmd = "ls /nonexistent-vlk-e2e-dir"
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("finished."),
-                    DATABASE_URL="bogus://nowhere")
-    assert "finished." in result.stdout
-    assert len(ws.last) == 5  # every call ran and answered; the session went to its end
-    assert all("vlk-memact:" not in r.text() for r in ws.last)
-    log = ws.home / ".local" / "share" / "vlk-memact" / "hooks.log"
-    assert "hook opencode" in log.read_text(encoding="utf-8")
 
 
 def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_path: Path):
-    home = tmp_path / "home"
-    project = _git_project(tmp_path / "project")
+    project = git_project(tmp_path / "project")
     plugins = project / ".opencode" / "plugins"
     plugins.mkdir(parents=True)
     seen = tmp_path / "theirs.txt"
@@ -194,8 +111,7 @@ def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_pa
         f'appendFileSync({json.dumps(str(seen))}, "after\\n"); }} }});\n', encoding="utf-8")
     original = theirs.read_text(encoding="utf-8")
     with ScriptedOpenAI() as api:
-        write_config(home, api.base_url)
-        w = Workspace(home, project, tmp_path / "vlk.db", api)
+        w = workspace(tmp_path, api, project)
         assert w.vlk("install", "opencode").returncode == 0
         again = w.vlk("install", "opencode")
         assert again.returncode == 0 and "nothing to install" in again.stdout

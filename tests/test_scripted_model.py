@@ -1,4 +1,4 @@
-"""The scripted Messages API of tests/claude_code_harness.py, spoken to directly over HTTP (no CLI needed)."""
+"""The scripted Messages API of tests/scripted_anthropic.py, spoken to directly over HTTP (no CLI needed)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from claude_code_harness import SCRIPT_EXHAUSTED, SIDE_REPLY, ModelRequest, ScriptedModel, Text, ToolUse
+from scripted_anthropic import SCRIPT_EXHAUSTED, SIDE_REPLY, ModelRequest, ScriptedModel, Text, ToolUse
 
 MAIN_TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}, {"name": "ToolSearch", "input_schema": {}}]
 
