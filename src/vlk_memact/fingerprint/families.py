@@ -10,7 +10,6 @@ from .core import (
     Fingerprint,
     _basename,
     _contains_any,
-    _cue,
     _make,
     _mask_log,
     _mask_message,
@@ -87,17 +86,49 @@ _PY_BUILTINS = frozenset(
 )
 
 
+_LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented, non-empty line
+
+
+def _python_frames(text: str) -> list[re.Match[str]]:
+    """``_PY_FRAME.finditer(text)``, found from the literal ``File "``.
+
+    A ``^``-anchored regex is tried at every position of a long traceback; the literal is found by
+    a fast string search, and the frame regex then runs once at the start of its line (only blanks
+    may come before ``File "`` there, as in the regex). The matches are the same: each lies within
+    one line and starts at its start.
+    """
+    frames = []
+    at = text.find('File "')
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if not text[start:at].strip(" \t"):
+            match = _PY_FRAME.match(text, start)
+            if match:
+                frames.append(match)
+                at = text.find('File "', match.end())
+                continue
+        at = text.find('File "', at + 1)
+    return frames
+
+
 def _python_frame(frames: list[re.Match[str]]) -> str:
     """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
-    inner = [f for f in frames if not any(lib in f.group(1) for lib in _PY_LIBRARY)] or frames
-    path, func = inner[-1].group(1), inner[-1].group(2)
+    for frame in reversed(frames):
+        if not _contains_any(frame.group(1), _PY_LIBRARY):
+            break
+    else:  # only library frames: the innermost one
+        frame = frames[-1]
+    path, func = frame.group(1), frame.group(2)
     return f"{_basename(path)}:{func}" if func else _basename(path)
 
 
-def _python_exception(after: str) -> tuple[str, str] | None:
-    """The exception line that ends a traceback: the first unindented line after the last frame."""
-    for line in after.split("\n")[1:]:
-        if not line.strip() or line[0] in " \t":
+def _python_exception(text: str, start: int) -> tuple[str, str] | None:
+    """The exception line that ends a traceback: the first unindented line after the last frame's line."""
+    for found in _LINE_AFTER.finditer(text, start):
+        begin = found.end()
+        end = text.find("\n", begin)
+        line = text[begin:] if end == -1 else text[begin:end]
+        if not line.strip():
             continue
         match = _PY_EXC.fullmatch(line.strip()[:_LINE_CAP])
         return (match.group(1), match.group(2) or "") if match else None
@@ -108,8 +139,8 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
     """A traceback: exception class, masked message, innermost in-project frame."""
     if 'File "' not in text:
         return None
-    frames = list(_PY_FRAME.finditer(text))
-    exc = _python_exception(text[frames[-1].end() :]) if frames else None
+    frames = _python_frames(text)
+    exc = _python_exception(text, frames[-1].end()) if frames else None
     if exc is None:
         return None
     cls, message = exc
@@ -122,12 +153,15 @@ _LINT = re.compile(
     r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
 )
 _FLAKE8_CUES = (": E", ": F", ": W", ": C")
+_LINT_LOCATION = re.compile(r":\d+:\d+: ")  # what a finding line holds unless it starts with "- "
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
     if "ERRORS:\n- " not in text and not _contains_any(text, _FLAKE8_CUES):
         return None
+    if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
+        return None  # no line can match: skip the ^-anchored scan of every position
     findings = dict.fromkeys(
         f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text)
     )
@@ -141,8 +175,8 @@ _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
-    if "FAILED " not in text and "ERROR " not in text:
-        return None
+    if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
+        return None  # no summary line: skip the ^-anchored scan of every position
     match = _PYTEST.search(text)
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
@@ -316,7 +350,9 @@ _HTTP_REASONS = {
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
 _HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
-_HTTP_CODE = re.compile(r"\b[1-5]\d\d\b")
+# ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
+# (a leading ``\b`` is tried at every position); 1xx-3xx statuses never anchor an error.
+_HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
@@ -329,9 +365,7 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
-        code = match.group(0)
-        if code[0] not in "45":  # only an error status anchors an error (``status: 200`` in an access log is not one)
-            continue
+        code = match.group(0)  # only an error status anchors an error (``status: 200`` in an access log is not one)
         if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
             code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
         ):
@@ -381,84 +415,80 @@ _NET_PHRASE_CUES = (
     "No route",
     "unreachable",
 )
-# (kind, cheap substring(s) one of which must be present, regex, body of the key from the match)
-_LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("c", _cue("error: "), re.compile(_C_DIAG, re.M), _first_group),
-    ("c", _cue("undefined reference"), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
+_DB_SEVERITY = re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M)
+# (kind, cheap substrings one of which must be present, regex, body of the key from the match)
+_LINE_FAMILIES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("c", ("error: ",), re.compile(_C_DIAG, re.M), _first_group),
+    ("c", ("undefined reference",), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
     (
         "c",
-        _cue("Assertion"),
+        ("Assertion",),
         re.compile(r"^[^\n:]*: ([^\n]{0,300}?: Assertion `[^\n]{0,300}' failed\.)", re.M),
         _first_group,
     ),
-    ("c", _cue("Sanitizer"), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
-    ("go", _cue("panic: "), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
-    ("go", _cue("fatal error: "), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("c", ("Sanitizer",), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
+    ("go", ("panic: ",), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
+    ("go", ("fatal error: ",), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("database", ("ERROR:  ",), _DB_SEVERITY, _first_group),
+    ("database", ("psql: error",), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
     (
         "database",
-        _cue("ERROR:  "),
-        re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M),
-        _first_group,
-    ),
-    ("database", _cue("psql: error"), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
-    (
-        "database",
-        _cue(" error near line "),
+        (" error near line ",),
         re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M),
         _first_group,
     ),
     (
         "database",
-        _cue("Error: "),
+        ("Error: ",),
         re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M),
         _first_group,
     ),
-    ("database", _cue("sqlite"), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
+    ("database", ("sqlite",), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
     (
         "pip",
-        _cue("ERROR: "),
+        ("ERROR: ",),
         re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M),
         _first_group,
     ),
-    ("pip", _cue("ERROR: "), re.compile(_PIP_ERROR, re.M), _first_group),
+    ("pip", ("ERROR: ",), re.compile(_PIP_ERROR, re.M), _first_group),
     (
         "pip",
-        _cue("error: "),
+        ("error: ",),
         re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M),
         _first_group,
     ),
-    ("npm", _cue("npm "), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
-    ("npm", _cue("npm "), _NPM_DETAIL, _first_group),
-    ("network", _cue("curl: ("), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
-    ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES, re.M), _first_group),
-    ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES, re.M), _first_group),
+    ("npm", ("npm ",), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
+    ("npm", ("npm ",), _NPM_DETAIL, _first_group),
+    ("network", ("curl: (",), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
+    ("network", _NET_CODE_CUES, re.compile(_NET_CODES, re.M), _first_group),
+    ("network", _NET_PHRASE_CUES, re.compile(_NET_PHRASES, re.M), _first_group),
     (
         "shell",
-        _cue("not found"),
+        ("not found",),
         re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M),
         _command,
     ),
     (
         "shell",
-        _cue("No such file"),
+        ("No such file",),
         re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M),
         _first_group,
     ),
     (
         "shell",
-        _cue("ermission denied"),
+        ("ermission denied",),
         re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M),
         _first_group,
     ),
     (
         "shell",
-        _cue("Segmentation fault"),
+        ("Segmentation fault",),
         re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"),
         _first_group,
     ),
     (
         "shell",
-        _cue("(core dumped)"),
+        ("(core dumped)",),
         re.compile(
             r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"
         ),
@@ -467,16 +497,48 @@ _LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.
 )
 
 
-_LINE_CUES = re.compile("|".join(cue.pattern for _, cue, _, _ in _LINE_FAMILIES))
+# Every family's cues, once each: a fast string search per cue beats one regex alternation of
+# them all, whose first letters (e, E, s, n, ...) start a try at most positions of a long output.
+# Every family regex matches within one line, and every match holds one of the family's cues, except
+# the server's severities: a FATAL line matches once the text holds an ``ERROR:  `` anywhere.
+_MATCH_HOLDS = {_DB_SEVERITY: ("ERROR:  ", "FATAL:  ", "PANIC:  ")}
+
+
+def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
+    """``regex.search(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
+
+    Only the lines holding a needle are searched: a ``^``-anchored or lookbehind-led regex is tried
+    at every position of the text, a needle is found by a fast string search. The first line with
+    a match holds the leftmost match of the whole text, and ``^``, ``$`` and ``\\b`` see the same
+    characters around a line as in the whole text.
+    """
+    size = len(text)
+    ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
+    while True:
+        at = min((found for found in ahead if found >= 0), default=-1)
+        if at < 0:
+            return None
+        end = text.find("\n", at)
+        if end < 0:
+            end = size
+        match = regex.search(text, text.rfind("\n", 0, at) + 1, end)
+        if match:
+            return match
+        for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
+            if 0 <= found <= end:
+                ahead[k] = text.find(needles[k], end + 1)
+
+
+_LINE_CUES = tuple(dict.fromkeys(needle for _, needles, _, _ in _LINE_FAMILIES for needle in needles))
 
 
 def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
-    """The one-line families, in table order; one combined cue scan skips most records."""
-    if not _LINE_CUES.search(text):
+    """The one-line families, in table order; one pass over all cues skips most records."""
+    if not _contains_any(text, _LINE_CUES):
         return None
-    for kind, cue, regex, body in _LINE_FAMILIES:
-        if cue.search(text):
-            match = regex.search(text)
+    for kind, needles, regex, body in _LINE_FAMILIES:
+        if _contains_any(text, needles):
+            match = _first_match(regex, text, _MATCH_HOLDS.get(regex, needles))
             if match:
                 return _make(kind, body(match))
     return None
