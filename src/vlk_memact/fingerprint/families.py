@@ -351,7 +351,8 @@ _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, ke
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
 _HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
 # ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
-# (a leading ``\b`` is tried at every position); 1xx-3xx statuses never anchor an error.
+# (a leading ``\b`` is tried at every position). Only an error status anchors an error: an access
+# log's ``status: 200`` is not one.
 _HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
@@ -365,7 +366,7 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
-        code = match.group(0)  # only an error status anchors an error (``status: 200`` in an access log is not one)
+        code = match.group(0)
         if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
             code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
         ):
