@@ -109,8 +109,10 @@ def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
+# Each branch starts with its quote (the "not after a word" test follows it, as ``(?<!\w')``), so the
+# scan jumps from quote to quote instead of trying every position.
 _QUOTED = re.compile(
-    r"(?<!\w)'([^'\n]{0,300})'(?!\w)|(?<!\w)\"([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
+    r"'(?<!\w')([^'\n]{0,300})'(?!\w)|\"(?<!\w\")([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")

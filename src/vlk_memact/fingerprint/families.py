@@ -17,6 +17,32 @@ from .core import (
 
 _Detector = Callable[[str, list[str]], "Fingerprint | None"]
 
+
+def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
+    """``regex.search(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
+
+    Only the lines holding a needle are searched: a ``^``-anchored or lookbehind-led regex is tried
+    at every position of the text, a needle is found by a fast string search. The first line with
+    a match holds the leftmost match of the whole text, and ``^``, ``$`` and ``\\b`` see the same
+    characters around a line as in the whole text.
+    """
+    size = len(text)
+    ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
+    while True:
+        at = min((found for found in ahead if found >= 0), default=-1)
+        if at < 0:
+            return None
+        end = text.find("\n", at)
+        if end < 0:
+            end = size
+        match = regex.search(text, text.rfind("\n", 0, at) + 1, end)
+        if match:
+            return match
+        for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
+            if 0 <= found <= end:
+                ahead[k] = text.find(needles[k], end + 1)
+
+
 # Rust ------------------------------------------------------------------------------
 _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
 _RUST_PLAIN = re.compile(
@@ -162,10 +188,12 @@ def _lint(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
         return None  # no line can match: skip the ^-anchored scan of every position
-    findings = dict.fromkeys(
-        f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text)
-    )
-    return _make("lint", "; ".join(list(findings)[:3])) if findings else None
+    findings: dict[str, None] = {}
+    for m in _LINT.finditer(text):
+        findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
+        if len(findings) == 3:  # the key holds the first three distinct findings
+            break
+    return _make("lint", "; ".join(findings)) if findings else None
 
 
 # pytest ----------------------------------------------------------------------------
@@ -176,8 +204,8 @@ _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
     if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
-        return None  # no summary line: skip the ^-anchored scan of every position
-    match = _PYTEST.search(text)
+        return None
+    match = _first_match(_PYTEST, text, ("FAILED ", "ERROR "))
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
     status, nodeid, message = match.groups()
@@ -498,38 +526,11 @@ _LINE_FAMILIES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[re.
 )
 
 
-# Every family's cues, once each: a fast string search per cue beats one regex alternation of
-# them all, whose first letters (e, E, s, n, ...) start a try at most positions of a long output.
 # Every family regex matches within one line, and every match holds one of the family's cues, except
 # the server's severities: a FATAL line matches once the text holds an ``ERROR:  `` anywhere.
 _MATCH_HOLDS = {_DB_SEVERITY: ("ERROR:  ", "FATAL:  ", "PANIC:  ")}
-
-
-def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
-    """``regex.search(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
-
-    Only the lines holding a needle are searched: a ``^``-anchored or lookbehind-led regex is tried
-    at every position of the text, a needle is found by a fast string search. The first line with
-    a match holds the leftmost match of the whole text, and ``^``, ``$`` and ``\\b`` see the same
-    characters around a line as in the whole text.
-    """
-    size = len(text)
-    ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
-    while True:
-        at = min((found for found in ahead if found >= 0), default=-1)
-        if at < 0:
-            return None
-        end = text.find("\n", at)
-        if end < 0:
-            end = size
-        match = regex.search(text, text.rfind("\n", 0, at) + 1, end)
-        if match:
-            return match
-        for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
-            if 0 <= found <= end:
-                ahead[k] = text.find(needles[k], end + 1)
-
-
+# Every family's cues, once each: a fast string search per cue beats one regex alternation of
+# them all, whose first letters (e, E, s, n, ...) start a try at most positions of a long output.
 _LINE_CUES = tuple(dict.fromkeys(needle for _, needles, _, _ in _LINE_FAMILIES for needle in needles))
 
 
