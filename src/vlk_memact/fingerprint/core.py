@@ -80,7 +80,7 @@ _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
     # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
     (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*+\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
-    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # digit token, codes kept
+    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # digits, codes kept
 )
 
 
@@ -88,24 +88,39 @@ _BRANCH_SETS = (_MASK_BRANCHES, _LOG_BRANCHES)
 _URL = 0  # the one branch that may start after a word character
 
 
-@functools.lru_cache(maxsize=512)
-def _masker(which: int, needed: tuple[int, ...]) -> re.Pattern[str]:
-    """The compiled alternation of some branches (at most 2**9 combinations, each compiled once)."""
-    branches = _BRANCH_SETS[which]
-    url = [branches[i][1] for i in needed if i == _URL]
-    rest = [branches[i][1] for i in needed if i != _URL]
+@functools.lru_cache(maxsize=1024)
+def _masker(which: int, needed: int) -> re.Pattern[str]:
+    """The compiled alternation of the branches whose bits are set (at most 2**9 per set, compiled once)."""
+    chosen = [i for i in range(len(_BRANCH_SETS[which])) if needed >> i & 1]
+    url = [_BRANCH_SETS[which][i][1] for i in chosen if i == _URL]
+    rest = [_BRANCH_SETS[which][i][1] for i in chosen if i != _URL]
     if rest:
         url.append(rf"(?<!\w)(?:{'|'.join(rest)})")
     return re.compile("|".join(url))
 
 
+def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[int, tuple, tuple]:
+    """A branch set's guards as (bits of the unguarded, (bit, substring) pairs, (bit, regex) pairs)."""
+    return (
+        sum(1 << i for i, (guard, _) in enumerate(branches) if guard == ""),
+        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if isinstance(guard, str) and guard),
+        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if not isinstance(guard, str)),
+    )
+
+
+_GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
+
+
 def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
     """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
-    needed = []
-    for i, (guard, _) in enumerate(_BRANCH_SETS[which]):
-        if guard in text if isinstance(guard, str) else guard.search(text):
-            needed.append(i)
-    return _masker(which, tuple(needed))
+    needed, substrings, regexes = _GUARDS[which]
+    for bit, substring in substrings:
+        if substring in text:
+            needed |= bit
+    for bit, regex in regexes:
+        if regex.search(text):
+            needed |= bit
+    return _masker(which, needed)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")

@@ -385,6 +385,7 @@ _HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
+_HTTP_BEFORE_CUES = ("HTTP", "tatus", "rror", "response code")  # every _HTTP_BEFORE match holds one
 _HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 
@@ -395,9 +396,11 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
         code = match.group(0)
-        if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
-            code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
-        ):
+        before = max(0, start - 24)
+        said_before = _contains_any(text[before:start], _HTTP_BEFORE_CUES) and _HTTP_BEFORE.search(
+            text, before, start
+        )
+        if said_before or (code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)):
             return _make("http", f"{code} {_HTTP_REASONS.get(code, '')}".strip())
     return None
 
@@ -529,6 +532,11 @@ _LINE_FAMILIES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[re.
 # Every family regex matches within one line, and every match holds one of the family's cues, except
 # the server's severities: a FATAL line matches once the text holds an ``ERROR:  `` anywhere.
 _MATCH_HOLDS = {_DB_SEVERITY: ("ERROR:  ", "FATAL:  ", "PANIC:  ")}
+# A regex led by an anchor is tried at every position, so it is run on the lines holding a cue; one
+# led by a literal already jumps from one occurrence of it to the next.
+_BY_LINE = frozenset(
+    regex for _, _, regex, _ in _LINE_FAMILIES if regex.pattern.startswith(("^", "(?:^", "\\b"))
+)
 # Every family's cues, once each: a fast string search per cue beats one regex alternation of
 # them all, whose first letters (e, E, s, n, ...) start a try at most positions of a long output.
 _LINE_CUES = tuple(dict.fromkeys(needle for _, needles, _, _ in _LINE_FAMILIES for needle in needles))
@@ -540,7 +548,10 @@ def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     for kind, needles, regex, body in _LINE_FAMILIES:
         if _contains_any(text, needles):
-            match = _first_match(regex, text, _MATCH_HOLDS.get(regex, needles))
+            if regex in _BY_LINE:
+                match = _first_match(regex, text, _MATCH_HOLDS.get(regex, needles))
+            else:
+                match = regex.search(text)
             if match:
                 return _make(kind, body(match))
     return None
