@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .core import (
     _LINE_CAP,
@@ -18,29 +18,31 @@ from .core import (
 _Detector = Callable[[str, list[str]], "Fingerprint | None"]
 
 
-def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
-    """``regex.search(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
+def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """``regex.finditer(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
 
     Only the lines holding a needle are searched: a ``^``-anchored or lookbehind-led regex is tried
-    at every position of the text, a needle is found by a fast string search. The first line with
-    a match holds the leftmost match of the whole text, and ``^``, ``$`` and ``\\b`` see the same
-    characters around a line as in the whole text.
+    at every position of the text, a needle is found by a fast string search. No match crosses a
+    line, and ``^``, ``$`` and ``\\b`` see the same characters around a line as in the whole text.
     """
     size = len(text)
     ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
     while True:
         at = min((found for found in ahead if found >= 0), default=-1)
         if at < 0:
-            return None
+            return
         end = text.find("\n", at)
         if end < 0:
             end = size
-        match = regex.search(text, text.rfind("\n", 0, at) + 1, end)
-        if match:
-            return match
+        yield from regex.finditer(text, text.rfind("\n", 0, at) + 1, end)
         for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
             if 0 <= found <= end:
                 ahead[k] = text.find(needles[k], end + 1)
+
+
+def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
+    """``regex.search(text)`` for a regex as in ``_line_matches``."""
+    return next(_line_matches(regex, text, needles), None)
 
 
 # Rust ------------------------------------------------------------------------------
@@ -96,7 +98,7 @@ def _rust(text: str, lines: list[str]) -> Fingerprint | None:
 
 
 # Python ----------------------------------------------------------------------------
-_PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?', re.M)
+_PY_FRAME_AT = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')  # after blanks
 _PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
 _PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
 _PY_BUILTINS = frozenset(
@@ -116,24 +118,16 @@ _LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented
 
 
 def _python_frames(text: str) -> list[re.Match[str]]:
-    """``_PY_FRAME.finditer(text)``, found from the literal ``File "``.
+    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line.
 
-    A ``^``-anchored regex is tried at every position of a long traceback; the literal is found by
-    a fast string search, and the frame regex then runs once at the start of its line (only blanks
-    may come before ``File "`` there, as in the regex). The matches are the same: each lies within
-    one line and starts at its start.
+    The regex is led by its literal, so the scan jumps between ``File "``; a ``^[ \t]*``-led one (the
+    same matches) is tried at every position of a long traceback.
     """
     frames = []
-    at = text.find('File "')
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        if not text[start:at].strip(" \t"):
-            match = _PY_FRAME.match(text, start)
-            if match:
-                frames.append(match)
-                at = text.find('File "', match.end())
-                continue
-        at = text.find('File "', at + 1)
+    for match in _PY_FRAME_AT.finditer(text):
+        start = match.start()
+        if not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            frames.append(match)
     return frames
 
 
@@ -178,18 +172,20 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
 _LINT = re.compile(
     r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
 )
-_FLAKE8_CUES = (": E", ": F", ": W", ": C")
+_FLAKE8_CUE = re.compile(r": [EFWC]")  # one scan led by ": " instead of four substring scans
 _LINT_LOCATION = re.compile(r":\d+:\d+: ")  # what a finding line holds unless it starts with "- "
+# What every finding holds: its location's ": " or the list's "- " before a code, or its class's end.
+_LINT_HOLDS = (": E", ": F", ": W", ": C", "- E", "- F", "- W", "- C", "Warning: ", "Error: ")
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if "ERRORS:\n- " not in text and not _contains_any(text, _FLAKE8_CUES):
+    if "ERRORS:\n- " not in text and not _FLAKE8_CUE.search(text):
         return None
     if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
         return None  # no line can match: skip the ^-anchored scan of every position
     findings: dict[str, None] = {}
-    for m in _LINT.finditer(text):
+    for m in _line_matches(_LINT, text, _LINT_HOLDS):
         findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
         if len(findings) == 3:  # the key holds the first three distinct findings
             break
@@ -198,12 +194,13 @@ def _lint(text: str, lines: list[str]) -> Fingerprint | None:
 
 # pytest ----------------------------------------------------------------------------
 _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
+_PYTEST_LINE = re.compile(r"\n(?:FAILED|ERROR) ")  # led by a line break: the scan jumps between lines
 _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
-    if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
+    if not (text.startswith(("FAILED ", "ERROR ")) or _PYTEST_LINE.search(text)):
         return None
     match = _first_match(_PYTEST, text, ("FAILED ", "ERROR "))
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
