@@ -32,7 +32,6 @@ from .families import (
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "fingerprint", "group"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_CR_OR_ESC = re.compile(r"[\r\x1b]")
 _EMPTY = Fingerprint("empty", "empty:", ("empty:",))
 
 
@@ -46,11 +45,10 @@ def _window(text: str) -> str:
 def _fingerprint(text: str) -> Fingerprint:
     """Normalise line ends and colours, then the first family that recognises the text wins."""
     window = _window(text)
-    if _CR_OR_ESC.search(window):  # one scan for both
-        if "\r" in window:  # progress bars redraw with \r
-            window = window.replace("\r\n", "\n").replace("\r", "\n")
-        if "\x1b" in window:  # colour codes split words and hide line starts (pytest, cargo, npm)
-            window = _ANSI.sub("", window)
+    if "\r" in window:  # progress bars redraw with \r
+        window = window.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in window:  # colour codes split words and hide line starts (pytest, cargo, npm)
+        window = _ANSI.sub("", window)
     if not window or window.isspace():
         return _EMPTY
     lines = window.split("\n")

@@ -194,14 +194,13 @@ def _lint(text: str, lines: list[str]) -> Fingerprint | None:
 
 # pytest ----------------------------------------------------------------------------
 _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
-_PYTEST_LINE = re.compile(r"\n(?:FAILED|ERROR) ")  # led by a line break: the scan jumps between lines
 _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
-    if not (text.startswith(("FAILED ", "ERROR ")) or _PYTEST_LINE.search(text)):
-        return None
+    if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
+        return None  # no summary line
     match = _first_match(_PYTEST, text, ("FAILED ", "ERROR "))
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
@@ -607,6 +606,9 @@ _ERROR_STEMS = (
 )  # fmt: skip
 
 
+_EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
+
+
 def _first_stem(text: str, stems: tuple[str, ...]) -> int:
     """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
 
@@ -654,8 +656,8 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     if sum(1 for line in lines if line.strip()) < 2:
         return None
-    if not _EXIT.search("\n".join(line[:_LINE_CAP] for line in lines)):
-        return None  # one scan instead of one per line (no match crosses a line break)
+    if _first_stem(text, _EXIT_STEMS) < 0:
+        return None  # no line can hold an exit status: skip the case-insensitive scan of every line
     for line in reversed(lines):
         match = _EXIT.search(line[:_LINE_CAP])
         if match:
