@@ -375,6 +375,7 @@ def run(quick: bool) -> dict:
         "fingerprint_version": FINGERPRINT_VERSION,
         "quick": quick,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}",
+        "load_at_start": os.getloadavg()[0],
         "loghub": {},
     }
     corpus = load_corpus(150 if quick else None)
@@ -417,6 +418,7 @@ def run(quick: bool) -> dict:
     vocabulary = ["".join(rng.choice("abcdefghijklmnop") for _ in range(6)) for _ in range(3000)]
     distinct = [" ".join(rng.choice(vocabulary) for _ in range(12)) for _ in range(500)]
     result["group_500_distinct"] = time_group(distinct, 5 if quick else 21)
+    result["load_at_end"] = os.getloadavg()[0]
     return result
 
 
@@ -542,7 +544,8 @@ def markdown(result: dict) -> str:
         f"{shipped['agree']}, key= categories {shipped['key_fields']}"
         + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
         "",
-        f"Machine: {result['machine']}. Timings are noisy when other work shares the machine.",
+        f"Machine: {result['machine']}; load average (1 min) {result['load_at_start']:.2f} at the start of the run, "
+        f"{result['load_at_end']:.2f} at its end. Timings are noisy when other work shares the machine.",
     ]
     return "\n".join(lines) + "\n"
 
