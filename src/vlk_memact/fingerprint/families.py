@@ -540,10 +540,11 @@ _LINE_CUES = tuple(dict.fromkeys(needle for _, needles, _, _ in _LINE_FAMILIES f
 
 def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
     """The one-line families, in table order; one pass over all cues skips most records."""
-    if not _contains_any(text, _LINE_CUES):
+    present = {cue for cue in _LINE_CUES if cue in text}
+    if not present:
         return None
     for kind, needles, regex, body in _LINE_FAMILIES:
-        if _contains_any(text, needles):
+        if not present.isdisjoint(needles):
             if regex in _BY_LINE:
                 match = _first_match(regex, text, _MATCH_HOLDS.get(regex, needles))
             else:
