@@ -137,13 +137,10 @@ _EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
 _EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
 # A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
 # A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
-_UNIT = re.compile(
-    r"(?:[<>~≈]=?)?<\*>(?: (?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.]))?"
-)
+_UNITS = r"(?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.])"
+_UNIT = re.compile(rf"(?:[<>~≈]=?)?<\*>(?: {_UNITS})?")
 # ``_UNIT`` changes a line only where a placeholder has a bound before it or a unit after it.
-_UNIT_AFTER = re.compile(
-    r"<\*> (?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.])"
-)
+_UNIT_AFTER = re.compile(rf"<\*> {_UNITS}")
 _BOUND_CUES = ("<<*>", "><*>", "~<*>", "≈<*>", "=<*>")
 # Dot leaders align a label with its value (``instruction......0``, ``Checking deps.... ok``).
 _DOT_LEADER = re.compile(r"\.{3,}")

@@ -183,7 +183,7 @@ def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     if "ERRORS:\n- " not in text and not _FLAKE8_CUE.search(text):
         return None
     if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
-        return None  # no line can match: skip the ^-anchored scan of every position
+        return None  # no line can hold a finding
     findings: dict[str, None] = {}
     for m in _line_matches(_LINT, text, _LINT_HOLDS):
         findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
@@ -605,8 +605,6 @@ _ERROR_STEMS = (
     "error", "fail", "fatal", "exception", "panic", "traceback", "denied", "refused", "not found",
     "cannot", "can't", "unable", "invalid", "time", "abort", "missing", "undefined", "unknown",
 )  # fmt: skip
-
-
 _EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
 
 
