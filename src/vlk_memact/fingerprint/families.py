@@ -16,18 +16,21 @@ from .core import (
 )
 
 _Detector = Callable[[str, list[str]], "Fingerprint | None"]
+_LINES_ONE_BY_ONE = 8  # lines holding a needle searched alone before the rest is searched at once
 
 
 def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> Iterator[re.Match[str]]:
     """``regex.finditer(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
 
-    Only the lines holding a needle are searched: a ``^``-anchored or lookbehind-led regex is tried
-    at every position of the text, a needle is found by a fast string search. No match crosses a
-    line, and ``^``, ``$`` and ``\\b`` see the same characters around a line as in the whole text.
+    A ``^``-anchored or lookbehind-led regex is tried at every position of the text; a needle is
+    found by a fast string search. So the first lines holding a needle are searched one by one, and
+    the rest of the text from the next such line on (no match crosses a line, and ``^``, ``$`` and
+    ``\\b`` see the same characters around a line as in the whole text). Many lines holding a needle
+    thus cost one scan, as before.
     """
     size = len(text)
     ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
-    while True:
+    for _ in range(_LINES_ONE_BY_ONE):
         at = min((found for found in ahead if found >= 0), default=-1)
         if at < 0:
             return
@@ -38,6 +41,9 @@ def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -
         for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
             if 0 <= found <= end:
                 ahead[k] = text.find(needles[k], end + 1)
+    at = min((found for found in ahead if found >= 0), default=-1)
+    if at >= 0:
+        yield from regex.finditer(text, text.rfind("\n", 0, at) + 1)
 
 
 def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
