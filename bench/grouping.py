@@ -372,6 +372,7 @@ def run(quick: bool) -> dict:
         "fingerprint_version": FINGERPRINT_VERSION,
         "quick": quick,
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}",
+        "load_at_start": os.getloadavg()[0],
         "loghub": {},
     }
     corpus = load_corpus(150 if quick else None)
@@ -407,11 +408,14 @@ def run(quick: bool) -> dict:
     lines = [t for views in sets.values() for t in views["content"][0]]
     mixed = (mixed + lines[::7])[:500]
     result["group_500"] = time_group(mixed, 5 if quick else 21)
+    # 500 log lines: every 7th Content line of the eight systems (mostly unanchored: stage 2's input).
+    result["group_500_log_lines"] = time_group(lines[::7][:500], 5 if quick else 21)
     # Adversarial for stage 2: 500 distinct unanchored lines of one length, nothing joins.
     rng = random.Random(12)
     vocabulary = ["".join(rng.choice("abcdefghijklmnop") for _ in range(6)) for _ in range(3000)]
     distinct = [" ".join(rng.choice(vocabulary) for _ in range(12)) for _ in range(500)]
     result["group_500_distinct"] = time_group(distinct, 5 if quick else 21)
+    result["load_at_end"] = os.getloadavg()[0]
     return result
 
 

@@ -74,6 +74,13 @@ def markdown(result: dict, methods: tuple[str, ...], precision_floor: float) -> 
         f"(ratio ours stored / Drain3: {g['ours_stored_fingerprints_ms'] / g['drain3_ms']:.2f}).",
         "",
     ]
+    g = result["group_500_log_lines"]
+    lines += [
+        f"Grouping {g['slots']} log lines (every 7th Content line of the eight systems): "
+        f"{g['ours_stored_fingerprints_ms']:.2f} ms from stored fingerprints, {g['ours_from_text_ms']:.2f} ms "
+        f"from text; Drain3 {g['drain3_ms']:.2f} ms.",
+        "",
+    ]
     g = result["group_500_distinct"]
     lines.append(
         f"Worst case for stage 2, {g['slots']} distinct 12-word lines of one length: "
@@ -122,6 +129,7 @@ def markdown(result: dict, methods: tuple[str, ...], precision_floor: float) -> 
         f"{shipped['agree']}, key= categories {shipped['key_fields']}"
         + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
         "",
-        f"Machine: {result['machine']}. Timings are noisy when other work shares the machine.",
+        f"Machine: {result['machine']}; load average (1 min) {result['load_at_start']:.2f} at the start of the run, "
+        f"{result['load_at_end']:.2f} at its end. Timings are noisy when other work shares the machine.",
     ]
     return "\n".join(lines) + "\n"

@@ -44,10 +44,12 @@ def _window(text: str) -> str:
 
 def _fingerprint(text: str) -> Fingerprint:
     """Normalise line ends and colours, then the first family that recognises the text wins."""
-    window = _window(text).replace("\r\n", "\n").replace("\r", "\n")  # progress bars redraw with \r
+    window = _window(text)
+    if "\r" in window:  # progress bars redraw with \r
+        window = window.replace("\r\n", "\n").replace("\r", "\n")
     if "\x1b" in window:  # colour codes split words and hide line starts (pytest, cargo, npm)
         window = _ANSI.sub("", window)
-    if not window.strip():
+    if not window or window.isspace():
         return _EMPTY
     lines = window.split("\n")
     for detect in _DETECTORS:

@@ -46,7 +46,9 @@ def _cue(*needles: str) -> re.Pattern[str]:
 # branch needs (a substring, or a literal alternation). Only the branches whose guard passes
 # are joined into the alternation used for a line: one pass, one constant replacement. Every
 # branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
-# runs without delimiters.
+# runs without delimiters. Every branch but the URL (the first) starts after a non-word
+# character, so ``_masker`` tests that once per position instead of once per branch, and
+# possessive ``*+`` runs skip backtracking that could never match (both change no result).
 _PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
 _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
@@ -63,7 +65,7 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
         _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # any token holding a digit
+    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # any token holding a digit
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
@@ -77,33 +79,55 @@ _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
     ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
     # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
-    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
-    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*\d[^{_DELIM}]*"),  # digit token, codes kept
+    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*+\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
+    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # digits, codes kept
 )
 
 
 _BRANCH_SETS = (_MASK_BRANCHES, _LOG_BRANCHES)
+_URL = 0  # the one branch that may start after a word character
 
 
-@functools.lru_cache(maxsize=512)
-def _masker(which: int, needed: tuple[int, ...]) -> re.Pattern[str]:
-    """The compiled alternation of some branches (at most 2**9 combinations, each compiled once)."""
-    branches = _BRANCH_SETS[which]
-    return re.compile("|".join(branches[i][1] for i in needed))
+@functools.lru_cache(maxsize=1024)
+def _masker(which: int, needed: int) -> re.Pattern[str]:
+    """The compiled alternation of the branches whose bits are set (at most 2**9 per set, compiled once)."""
+    chosen = [i for i in range(len(_BRANCH_SETS[which])) if needed >> i & 1]
+    url = [_BRANCH_SETS[which][i][1] for i in chosen if i == _URL]
+    rest = [_BRANCH_SETS[which][i][1] for i in chosen if i != _URL]
+    if rest:
+        url.append(rf"(?<!\w)(?:{'|'.join(rest)})")
+    return re.compile("|".join(url))
+
+
+def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[int, tuple, tuple]:
+    """A branch set's guards as (bits of the unguarded, (bit, substring) pairs, (bit, regex) pairs)."""
+    return (
+        sum(1 << i for i, (guard, _) in enumerate(branches) if guard == ""),
+        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if isinstance(guard, str) and guard),
+        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if not isinstance(guard, str)),
+    )
+
+
+_GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
 
 
 def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
     """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
-    needed = []
-    for i, (guard, _) in enumerate(_BRANCH_SETS[which]):
-        if guard in text if isinstance(guard, str) else guard.search(text):
-            needed.append(i)
-    return _masker(which, tuple(needed))
+    needed, substrings, regexes = _GUARDS[which]
+    for bit, substring in substrings:
+        if substring in text:
+            needed |= bit
+    for bit, regex in regexes:
+        if regex.search(text):
+            needed |= bit
+    return _masker(which, needed)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
+# Each branch starts with its quote (the "not after a word" test follows it, as ``(?<!\w')``), so the
+# scan jumps from quote to quote instead of trying every position.
 _QUOTED = re.compile(
-    r"(?<!\w)'([^'\n]{0,300})'(?!\w)|(?<!\w)\"([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
+    r"'(?<!\w')([^'\n]{0,300})'(?!\w)|\"(?<!\w\")([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
@@ -113,9 +137,11 @@ _EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
 _EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
 # A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
 # A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
-_UNIT = re.compile(
-    r"(?:[<>~≈]=?)?<\*>(?: (?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.]))?"
-)
+_UNITS = r"(?:[KMGTP]i?B|B|bytes?|ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hours?|days?)(?![\w.])"
+_UNIT = re.compile(rf"(?:[<>~≈]=?)?<\*>(?: {_UNITS})?")
+# ``_UNIT`` changes a line only where a placeholder has a bound before it or a unit after it.
+_UNIT_AFTER = re.compile(rf"<\*> {_UNITS}")
+_BOUND_CUES = ("<<*>", "><*>", "~<*>", "≈<*>", "=<*>")
 # Dot leaders align a label with its value (``instruction......0``, ``Checking deps.... ok``).
 _DOT_LEADER = re.compile(r"\.{3,}")
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
@@ -136,7 +162,7 @@ def _mask_log(text: str) -> str:
     if "..." in text:
         text = _DOT_LEADER.sub(" ", text)
     masked = _volatile(text, 1).sub("<*>", text)
-    if "<*>" in masked:
+    if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 

@@ -3,20 +3,53 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .core import (
     _LINE_CAP,
     Fingerprint,
     _basename,
     _contains_any,
-    _cue,
     _make,
     _mask_log,
     _mask_message,
 )
 
 _Detector = Callable[[str, list[str]], "Fingerprint | None"]
+_LINES_ONE_BY_ONE = 8  # lines holding a needle searched alone before the rest is searched at once
+
+
+def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """``regex.finditer(text)`` for a regex whose matches lie within one line and hold one of ``needles``.
+
+    A ``^``-anchored or lookbehind-led regex is tried at every position of the text; a needle is
+    found by a fast string search. So the first lines holding a needle are searched one by one, and
+    the rest of the text from the next such line on (no match crosses a line, and ``^``, ``$`` and
+    ``\\b`` see the same characters around a line as in the whole text). Many lines holding a needle
+    thus cost one scan, as before.
+    """
+    size = len(text)
+    ahead = [text.find(needle) for needle in needles]  # each needle's next place (-1: no more)
+    for _ in range(_LINES_ONE_BY_ONE):
+        at = min((found for found in ahead if found >= 0), default=-1)
+        if at < 0:
+            return
+        end = text.find("\n", at)
+        if end < 0:
+            end = size
+        yield from regex.finditer(text, text.rfind("\n", 0, at) + 1, end)
+        for k, found in enumerate(ahead):  # every needle left on this line is past: find its next line
+            if 0 <= found <= end:
+                ahead[k] = text.find(needles[k], end + 1)
+    at = min((found for found in ahead if found >= 0), default=-1)
+    if at >= 0:
+        yield from regex.finditer(text, text.rfind("\n", 0, at) + 1)
+
+
+def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
+    """``regex.search(text)`` for a regex as in ``_line_matches``."""
+    return next(_line_matches(regex, text, needles), None)
+
 
 # Rust ------------------------------------------------------------------------------
 _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
@@ -71,7 +104,7 @@ def _rust(text: str, lines: list[str]) -> Fingerprint | None:
 
 
 # Python ----------------------------------------------------------------------------
-_PY_FRAME = re.compile(r'^[ \t]*File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?', re.M)
+_PY_FRAME_AT = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')  # after blanks
 _PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
 _PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
 _PY_BUILTINS = frozenset(
@@ -87,17 +120,41 @@ _PY_BUILTINS = frozenset(
 )
 
 
+_LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented, non-empty line
+
+
+def _python_frames(text: str) -> list[re.Match[str]]:
+    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line.
+
+    The regex is led by its literal, so the scan jumps between ``File "``; a ``^[ \t]*``-led one (the
+    same matches) is tried at every position of a long traceback.
+    """
+    frames = []
+    for match in _PY_FRAME_AT.finditer(text):
+        start = match.start()
+        if not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            frames.append(match)
+    return frames
+
+
 def _python_frame(frames: list[re.Match[str]]) -> str:
     """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
-    inner = [f for f in frames if not any(lib in f.group(1) for lib in _PY_LIBRARY)] or frames
-    path, func = inner[-1].group(1), inner[-1].group(2)
+    for frame in reversed(frames):
+        if not _contains_any(frame.group(1), _PY_LIBRARY):
+            break
+    else:  # only library frames: the innermost one
+        frame = frames[-1]
+    path, func = frame.group(1), frame.group(2)
     return f"{_basename(path)}:{func}" if func else _basename(path)
 
 
-def _python_exception(after: str) -> tuple[str, str] | None:
-    """The exception line that ends a traceback: the first unindented line after the last frame."""
-    for line in after.split("\n")[1:]:
-        if not line.strip() or line[0] in " \t":
+def _python_exception(text: str, start: int) -> tuple[str, str] | None:
+    """The exception line that ends a traceback: the first unindented line after the last frame's line."""
+    for found in _LINE_AFTER.finditer(text, start):
+        begin = found.end()
+        end = text.find("\n", begin)
+        line = text[begin:] if end == -1 else text[begin:end]
+        if not line.strip():
             continue
         match = _PY_EXC.fullmatch(line.strip()[:_LINE_CAP])
         return (match.group(1), match.group(2) or "") if match else None
@@ -108,8 +165,8 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
     """A traceback: exception class, masked message, innermost in-project frame."""
     if 'File "' not in text:
         return None
-    frames = list(_PY_FRAME.finditer(text))
-    exc = _python_exception(text[frames[-1].end() :]) if frames else None
+    frames = _python_frames(text)
+    exc = _python_exception(text, frames[-1].end()) if frames else None
     if exc is None:
         return None
     cls, message = exc
@@ -121,17 +178,24 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
 _LINT = re.compile(
     r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
 )
-_FLAKE8_CUES = (": E", ": F", ": W", ": C")
+_FLAKE8_CUE = re.compile(r": [EFWC]")  # one scan led by ": " instead of four substring scans
+_LINT_LOCATION = re.compile(r":\d+:\d+: ")  # what a finding line holds unless it starts with "- "
+# What every finding holds: its location's ": " or the list's "- " before a code, or its class's end.
+_LINT_HOLDS = (": E", ": F", ": W", ": C", "- E", "- F", "- W", "- C", "Warning: ", "Error: ")
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if "ERRORS:\n- " not in text and not _contains_any(text, _FLAKE8_CUES):
+    if "ERRORS:\n- " not in text and not _FLAKE8_CUE.search(text):
         return None
-    findings = dict.fromkeys(
-        f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}" for m in _LINT.finditer(text)
-    )
-    return _make("lint", "; ".join(list(findings)[:3])) if findings else None
+    if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
+        return None  # no line can hold a finding
+    findings: dict[str, None] = {}
+    for m in _line_matches(_LINT, text, _LINT_HOLDS):
+        findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
+        if len(findings) == 3:  # the key holds the first three distinct findings
+            break
+    return _make("lint", "; ".join(findings)) if findings else None
 
 
 # pytest ----------------------------------------------------------------------------
@@ -141,9 +205,9 @@ _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
-    if "FAILED " not in text and "ERROR " not in text:
-        return None
-    match = _PYTEST.search(text)
+    if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
+        return None  # no summary line
+    match = _first_match(_PYTEST, text, ("FAILED ", "ERROR "))
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
     status, nodeid, message = match.groups()
@@ -316,10 +380,14 @@ _HTTP_REASONS = {
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
 _HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
-_HTTP_CODE = re.compile(r"\b[1-5]\d\d\b")
+# ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
+# (a leading ``\b`` is tried at every position). Only an error status anchors an error: an access
+# log's ``status: 200`` is not one.
+_HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
+_HTTP_BEFORE_CUES = ("HTTP", "tatus", "rror", "response code")  # every _HTTP_BEFORE match holds one
 _HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 
@@ -330,11 +398,11 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
     for match in _HTTP_CODE.finditer(text):
         start, end = match.span()
         code = match.group(0)
-        if code[0] not in "45":  # only an error status anchors an error (``status: 200`` in an access log is not one)
-            continue
-        if _HTTP_BEFORE.search(text, max(0, start - 24), start) or (
-            code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)
-        ):
+        before = max(0, start - 24)
+        said_before = _contains_any(text[before:start], _HTTP_BEFORE_CUES) and _HTTP_BEFORE.search(
+            text, before, start
+        )
+        if said_before or (code in _HTTP_REASONS and _HTTP_AFTER.match(text, end)):
             return _make("http", f"{code} {_HTTP_REASONS.get(code, '')}".strip())
     return None
 
@@ -381,84 +449,80 @@ _NET_PHRASE_CUES = (
     "No route",
     "unreachable",
 )
-# (kind, cheap substring(s) one of which must be present, regex, body of the key from the match)
-_LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("c", _cue("error: "), re.compile(_C_DIAG, re.M), _first_group),
-    ("c", _cue("undefined reference"), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
+_DB_SEVERITY = re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M)
+# (kind, cheap substrings one of which must be present, regex, body of the key from the match)
+_LINE_FAMILIES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("c", ("error: ",), re.compile(_C_DIAG, re.M), _first_group),
+    ("c", ("undefined reference",), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
     (
         "c",
-        _cue("Assertion"),
+        ("Assertion",),
         re.compile(r"^[^\n:]*: ([^\n]{0,300}?: Assertion `[^\n]{0,300}' failed\.)", re.M),
         _first_group,
     ),
-    ("c", _cue("Sanitizer"), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
-    ("go", _cue("panic: "), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
-    ("go", _cue("fatal error: "), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("c", ("Sanitizer",), re.compile(r"ERROR: (\w+Sanitizer: [\w-]+)"), _first_group),
+    ("go", ("panic: ",), re.compile(r"^(panic: [^\n]*)", re.M), _first_group),
+    ("go", ("fatal error: ",), re.compile(r"^(fatal error: [^\n]*)", re.M), _first_group),
+    ("database", ("ERROR:  ",), _DB_SEVERITY, _first_group),
+    ("database", ("psql: error",), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
     (
         "database",
-        _cue("ERROR:  "),
-        re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M),
-        _first_group,
-    ),
-    ("database", _cue("psql: error"), re.compile(r"^psql: error: ([^\n]*)", re.M), _first_group),
-    (
-        "database",
-        _cue(" error near line "),
+        (" error near line ",),
         re.compile(r"^((?:Parse|Runtime) error near line \d+: [^\n]*)", re.M),
         _first_group,
     ),
     (
         "database",
-        _cue("Error: "),
+        ("Error: ",),
         re.compile(r"^Error: ((?:in prepare|stepping|near line \d+)[,:] [^\n]*)", re.M),
         _first_group,
     ),
-    ("database", _cue("sqlite"), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
+    ("database", ("sqlite",), re.compile(r"(sqlite3?\.\w+Error: [^\n]*)"), _first_group),
     (
         "pip",
-        _cue("ERROR: "),
+        ("ERROR: ",),
         re.compile(r"^ERROR: (No matching distribution found for [^\n]*)", re.M),
         _first_group,
     ),
-    ("pip", _cue("ERROR: "), re.compile(_PIP_ERROR, re.M), _first_group),
+    ("pip", ("ERROR: ",), re.compile(_PIP_ERROR, re.M), _first_group),
     (
         "pip",
-        _cue("error: "),
+        ("error: ",),
         re.compile(r"^error: ((?:externally-managed-environment|subprocess-exited-with-error)[^\n]*)", re.M),
         _first_group,
     ),
-    ("npm", _cue("npm "), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
-    ("npm", _cue("npm "), _NPM_DETAIL, _first_group),
-    ("network", _cue("curl: ("), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
-    ("network", _cue(*_NET_CODE_CUES), re.compile(_NET_CODES, re.M), _first_group),
-    ("network", _cue(*_NET_PHRASE_CUES), re.compile(_NET_PHRASES, re.M), _first_group),
+    ("npm", ("npm ",), re.compile(r"^npm (?:ERR!|error) code (\w+)", re.M), _npm_code),
+    ("npm", ("npm ",), _NPM_DETAIL, _first_group),
+    ("network", ("curl: (",), re.compile(r"curl: \((\d+)\) ([^\n]*)"), _curl),
+    ("network", _NET_CODE_CUES, re.compile(_NET_CODES, re.M), _first_group),
+    ("network", _NET_PHRASE_CUES, re.compile(_NET_PHRASES, re.M), _first_group),
     (
         "shell",
-        _cue("not found"),
+        ("not found",),
         re.compile(r"(?:^|: )([^\s:]+): (?:command )?not found$|command not found: (\S+)", re.M),
         _command,
     ),
     (
         "shell",
-        _cue("No such file"),
+        ("No such file",),
         re.compile(r"^([\w./+-]+: [^\n]*No such file or directory)", re.M),
         _first_group,
     ),
     (
         "shell",
-        _cue("ermission denied"),
+        ("ermission denied",),
         re.compile(r"^([\w./+-]+: [^\n]*[Pp]ermission denied)", re.M),
         _first_group,
     ),
     (
         "shell",
-        _cue("Segmentation fault"),
+        ("Segmentation fault",),
         re.compile(r"(Segmentation fault(?: +\(core dumped\))?)"),
         _first_group,
     ),
     (
         "shell",
-        _cue("(core dumped)"),
+        ("(core dumped)",),
         re.compile(
             r"\b((?:Aborted|Bus error|Illegal instruction|Floating point exception) +\(core dumped\))"
         ),
@@ -467,16 +531,30 @@ _LINE_FAMILIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str], Callable[[re.
 )
 
 
-_LINE_CUES = re.compile("|".join(cue.pattern for _, cue, _, _ in _LINE_FAMILIES))
+# Every family regex matches within one line, and every match holds one of the family's cues, except
+# the server's severities: a FATAL line matches once the text holds an ``ERROR:  `` anywhere.
+_MATCH_HOLDS = {_DB_SEVERITY: ("ERROR:  ", "FATAL:  ", "PANIC:  ")}
+# A regex led by an anchor is tried at every position, so it is run on the lines holding a cue; one
+# led by a literal already jumps from one occurrence of it to the next.
+_BY_LINE = frozenset(
+    regex for _, _, regex, _ in _LINE_FAMILIES if regex.pattern.startswith(("^", "(?:^", "\\b"))
+)
+# Every family's cues, once each: a fast string search per cue beats one regex alternation of
+# them all, whose first letters (e, E, s, n, ...) start a try at most positions of a long output.
+_LINE_CUES = tuple(dict.fromkeys(needle for _, needles, _, _ in _LINE_FAMILIES for needle in needles))
 
 
 def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
-    """The one-line families, in table order; one combined cue scan skips most records."""
-    if not _LINE_CUES.search(text):
+    """The one-line families, in table order; one pass over all cues skips most records."""
+    present = {cue for cue in _LINE_CUES if cue in text}
+    if not present:
         return None
-    for kind, cue, regex, body in _LINE_FAMILIES:
-        if cue.search(text):
-            match = regex.search(text)
+    for kind, needles, regex, body in _LINE_FAMILIES:
+        if not present.isdisjoint(needles):
+            if regex in _BY_LINE:
+                match = _first_match(regex, text, _MATCH_HOLDS.get(regex, needles))
+            else:
+                match = regex.search(text)
             if match:
                 return _make(kind, body(match))
     return None
@@ -527,17 +605,54 @@ _ERROR_WORD = re.compile(
 )
 
 
+# Every word of ``_ERROR_WORD`` starts with one of these (ignoring case): a case-insensitive regex led
+# by ``\b`` is tried at every position, a fast string search finds where the first one could start.
+_ERROR_STEMS = (
+    "error", "fail", "fatal", "exception", "panic", "traceback", "denied", "refused", "not found",
+    "cannot", "can't", "unable", "invalid", "time", "abort", "missing", "undefined", "unknown",
+)  # fmt: skip
+_EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
+
+
+def _first_stem(text: str, stems: tuple[str, ...]) -> int:
+    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
+
+    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
+    other text gets 0, a place no later than any match.
+    """
+    if not text.isascii():
+        return 0
+    lower = text.lower()
+    first = -1
+    for stem in stems:
+        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
+        if found >= 0:
+            first = found
+    return first
+
+
 def _informative_line(lines: list[str]) -> str:
     """The line most likely to name the error: an error word that is not an exit-status line."""
     nonempty = [ln for ln in lines if ln.strip()]
     if len(nonempty) == 1:
         return nonempty[0][:_LINE_CAP]
-    for line in nonempty:
-        cut = line[:_LINE_CAP]
-        if _ERROR_WORD.search(cut) and not _EXIT.search(cut):
+    cuts = [line[:_LINE_CAP] for line in nonempty]
+    # One search over the joined lines finds the next line with an error word: neither regex can
+    # match across a line break, and a break is a non-word character like the end of a line.
+    joined = "\n".join(cuts)
+    first = _first_stem(joined, _ERROR_STEMS)
+    found = _ERROR_WORD.search(joined, first) if first >= 0 else None
+    while found:
+        begin = joined.rfind("\n", 0, found.start()) + 1
+        end = joined.find("\n", found.start())
+        cut = joined[begin:] if end < 0 else joined[begin:end]
+        if not _EXIT.search(cut):
             return cut
-    plain = [ln for ln in nonempty if not _EXIT.search(ln[:_LINE_CAP])]
-    return (plain[-1] if plain else nonempty[-1] if nonempty else "")[:_LINE_CAP]
+        found = _ERROR_WORD.search(joined, end + 1) if end >= 0 else None
+    for cut in reversed(cuts):
+        if not _EXIT.search(cut):
+            return cut
+    return cuts[-1] if cuts else ""
 
 
 def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
@@ -546,6 +661,8 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
         return None
     if sum(1 for line in lines if line.strip()) < 2:
         return None
+    if _first_stem(text, _EXIT_STEMS) < 0:
+        return None  # no line can hold an exit status: skip the case-insensitive scan of every line
     for line in reversed(lines):
         match = _EXIT.search(line[:_LINE_CAP])
         if match:

@@ -215,6 +215,18 @@ def _join_varying(
             _learn_positions(templates, parent, variants, agree, key_fields)
 
 
+def _fingerprints(texts: Sequence[str]) -> list[Fingerprint]:
+    """One fingerprint per distinct text: a session repeats its outputs (a loop is the same output again)."""
+    seen: dict[str, Fingerprint] = {}
+    fps = []
+    for text in texts:
+        fp = seen.get(text)
+        if fp is None:
+            fp = seen[text] = _fingerprint_text(text)
+        fps.append(fp)
+    return fps
+
+
 def _labels(parent: list[int]) -> list[int]:
     """Dense labels numbered in order of first appearance."""
     dense: dict[int, int] = {}
@@ -237,9 +249,9 @@ def group(
     """
     clean = [t if isinstance(t, str) else str(t) for t in texts]
     try:
-        fps = list(fingerprints) if fingerprints is not None else [_fingerprint_text(t) for t in clean]
+        fps = list(fingerprints) if fingerprints is not None else _fingerprints(clean)
         if len(fps) != len(clean):
-            fps = [_fingerprint_text(t) for t in clean]
+            fps = _fingerprints(clean)
         parent = list(range(len(clean)))
         _join_by_keys(clean, fps, parent)
         if variants >= 2:

@@ -1,0 +1,40 @@
+"""Fingerprint keys are stored with each row: a speed-up or a clean-up must not change one of them.
+
+``tests/data/fingerprint_keys.json`` holds the kind and key of every corpus record and of a set of
+log and tool lines that exercise every masking class, as version 3 made them before its speed-up
+(commit d68c02a). When the keys are meant to change, ``FINGERPRINT_VERSION`` is bumped and the
+file is written again from the new version, with a migration for the stored rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint
+
+DATA = Path(__file__).parent / "data"
+EXPECTED = json.loads((DATA / "fingerprint_keys.json").read_text(encoding="utf-8"))
+CORPUS = [json.loads(line)["text"] for line in (DATA / "fingerprint_corpus.jsonl").open(encoding="utf-8")]
+
+
+def test_the_stored_keys_are_of_this_version() -> None:
+    assert EXPECTED["fingerprint_version"] == FINGERPRINT_VERSION
+
+
+def test_every_corpus_key_is_unchanged() -> None:
+    assert len(EXPECTED["corpus"]) == len(CORPUS) > 400
+    changed = [
+        (i, expected, [fp.kind, fp.key])
+        for i, (text, expected) in enumerate(zip(CORPUS, EXPECTED["corpus"], strict=True))
+        if [(fp := fingerprint(text)).kind, fp.key] != expected
+    ]
+    assert changed == []
+
+
+@pytest.mark.parametrize(("text", "kind", "key"), EXPECTED["lines"], ids=[k for _, _, k in EXPECTED["lines"]])
+def test_line_key_is_unchanged(text: str, kind: str, key: str) -> None:
+    fp = fingerprint(text)
+    assert (fp.kind, fp.key, fp.keys) == (kind, key, (key,))
