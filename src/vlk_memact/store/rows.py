@@ -22,11 +22,13 @@ from ..model import (
 )
 
 # Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
-# memory_contents c (each backend keeps its own SQL around them).
+# memory_contents c: SLOT_SELECT, which every slot read starts with.
 SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
     t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
     t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
+SLOT_SELECT = f"""SELECT {SLOT_COLUMNS}
+FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 
 
 # Enum construction by value is slow; these lookups are what every row goes through.
