@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
-from .dialect import SqlDialect
+from .dialect import SqlDialect, equalities
 from .rows import SLOT_SELECT, host_call_from_row, slot_from_row
 
 
@@ -106,11 +106,6 @@ class Browse(SqlDialect):
         return [slot_from_row(r) for r in rows]
 
     def savings(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Saving]:
-        # Only the filters given, so that a project or a session narrows the index range, not the rows read.
-        where, params = "x.tenant = ?", [tenant]
-        for column, value in (("project", project), ("session_id", session)):
-            if value is not None:
-                where += f" AND x.{column} = ?"
-                params.append(value)
+        where, params = equalities("x.", (("tenant", tenant), ("project", project), ("session_id", session)))
         rows = self._rows(self._SAVINGS.format(where=where), (*params, limit))
         return [Saving(int(i), p, s, o, at, int(n), int(ch)) for i, p, s, o, at, n, ch in rows]

@@ -27,6 +27,17 @@ def session_params(key: SessionKey) -> tuple[str, str, str]:
     return (key.tenant, key.project, key.session)
 
 
+def equalities(alias: str, filters: Iterable[tuple[str, Any]]) -> tuple[str, list[Any]]:
+    """('alias.column = ? AND …' for each (column, value) whose value is not None, those values); ('', [])
+    when none is given. Only the filters given go in, so that each narrows an index range."""
+    conditions, values = [], []
+    for column, value in filters:
+        if value is not None:
+            conditions.append(f"{alias}{column} = ?")
+            values.append(value)
+    return " AND ".join(conditions), values
+
+
 class SqlDialect:
     """The driver calls and dialect fragments the shared operations use (see the module docstring)."""
 

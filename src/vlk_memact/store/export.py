@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .dialect import equalities
 from .fixes import Fixes
 from .sqlite_schema import content_hash
 
@@ -61,12 +62,8 @@ class Export(Fixes):
         """Release what _pin_export made."""
 
     def dump(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
-        conditions, filters = [], []
-        for column, value in (("tenant", tenant), ("project", project), ("session_id", session)):
-            if value is not None:
-                conditions.append(f"t.{column} = ?")
-                filters.append(value)
-        chosen, params = self._pin_export((" WHERE " + " AND ".join(conditions)) if conditions else "", filters)
+        where, filters = equalities("t.", (("tenant", tenant), ("project", project), ("session_id", session)))
+        chosen, params = self._pin_export(f" WHERE {where}" if where else "", filters)
         for row in self._stream(
             f"""SELECT t.tenant, c.content_hash, c.raw_log, c.file_context, c.tool_payload
                 FROM memory_contents c JOIN (SELECT DISTINCT tenant, content_id FROM agent_timeline
@@ -129,7 +126,9 @@ class Export(Fixes):
             if record.get("content_hash"):
                 found = self._rows("SELECT id FROM memory_contents WHERE content_hash = ?", (record["content_hash"],))
                 if not found:
-                    raise ValueError(f"slot {record['uid']} names content {record['content_hash']} not loaded before it")
+                    raise ValueError(
+                        f"slot {record['uid']} names content {record['content_hash']} not loaded before it"
+                    )
                 content_id = found[0][0]
             self._exec(_LOAD_SLOT, _slot_values(record, content_id))
             return True

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..model import Fix, NewFix, SessionKey
-from .dialect import SqlDialect
+from .dialect import SqlDialect, equalities
 from .rows import FIX_COLUMNS, fix_from_record, fix_from_row, fix_record, fix_values
 
 FIX_SELECT = f"SELECT {FIX_COLUMNS} FROM fixes f"
@@ -56,24 +56,16 @@ class Fixes(SqlDialect):
         return [fix_from_row(r) for r in rows]
 
     def fixes(self, tenant: str, project: str | None, session: str | None, limit: int) -> list[Fix]:
-        query, params = FIX_SELECT + " WHERE f.tenant = ?", [tenant]
-        for column, value in (("project", project), ("session_id", session)):
-            if value is not None:
-                query += f" AND f.{column} = ?"
-                params.append(value)
-        return [fix_from_row(r) for r in self._rows(query + " ORDER BY f.id DESC LIMIT ?", (*params, limit))]
+        where, params = equalities("f.", (("tenant", tenant), ("project", project), ("session_id", session)))
+        rows = self._rows(FIX_SELECT + f" WHERE {where} ORDER BY f.id DESC LIMIT ?", (*params, limit))
+        return [fix_from_row(r) for r in rows]
 
     def demote_fix(self, fix_id: int) -> None:
         self._exec("UPDATE fixes SET demoted = demoted + 1 WHERE id = ?", (fix_id,))
 
     def _dump_fixes(self, tenant: str | None, project: str | None, session: str | None) -> Iterator[dict[str, Any]]:
-        conditions, params = [], []
-        for column, value in (("tenant", tenant), ("project", project), ("session_id", session)):
-            if value is not None:
-                conditions.append(f"f.{column} = ?")
-                params.append(value)
-        where = (" WHERE " + " AND ".join(conditions)) if conditions else ""
-        for row in self._rows(FIX_SELECT + where + " ORDER BY f.id", params):
+        where, params = equalities("f.", (("tenant", tenant), ("project", project), ("session_id", session)))
+        for row in self._rows(FIX_SELECT + (f" WHERE {where}" if where else "") + " ORDER BY f.id", params):
             yield fix_record(row)
 
     def _load_fix(self, record: dict[str, Any]) -> bool:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from ..model import HostCall, NewHostCall, SessionKey
-from .dialect import SqlDialect, session_params
-from .rows import HOST_CALL_COLUMNS, HOST_CALLS_PER_SESSION, host_call_from_row
+from .dialect import SqlDialect, equalities, session_params
+from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
 
@@ -48,10 +47,10 @@ class HostCalls(SqlDialect):
         limit: int = 100,
     ) -> list[HostCall]:
         query, params = _HOST_CALL + " AND id > ?", [*session_params(key), after_id]
-        for column, value in (("call_key", call_key), ("outcome", outcome), ("target", target)):
-            if value is not None:
-                query += f" AND {column} = ?"
-                params.append(value)
+        where, given = equalities("", (("call_key", call_key), ("outcome", outcome), ("target", target)))
+        if where:
+            query += " AND " + where
+            params += given
         if within_seconds is not None:
             since, ago = self._seconds_ago(within_seconds)
             query += f" AND created_at >= {since}"
@@ -64,7 +63,8 @@ class HostCalls(SqlDialect):
         return [host_call_from_row(r) for r in self._rows(query, params)]
 
     def claim_host_call(self, call_id: int) -> bool:
-        return self._count("UPDATE host_calls SET claimed = ? WHERE id = ? AND claimed = ?", (True, call_id, False)) == 1
+        changed = self._count("UPDATE host_calls SET claimed = ? WHERE id = ? AND claimed = ?", (True, call_id, False))
+        return changed == 1
 
     def injected(self, key: SessionKey) -> list[str]:
         rows = self._rows(
@@ -80,16 +80,3 @@ class HostCalls(SqlDialect):
             f"updated_at = {self._NOW}",
             (*session_params(key), json.dumps(list(items), ensure_ascii=False)),
         )
-
-    def _prune_host_calls(self, key: SessionKey | None, max_age_days: int) -> None:
-        """Hook call records older than the retention age, or beyond the newest few thousand of a session."""
-        before, ago = self._days_ago(max_age_days)
-        where, params = ("", ()) if key is None else (" AND tenant = ? AND project = ? AND session_id = ?",
-                                                      session_params(key))
-        self._exec(f"DELETE FROM host_calls WHERE created_at < {before}{where}", (ago, *params))
-        if key is not None:
-            k: tuple[Any, ...] = session_params(key)
-            self._exec(
-                "DELETE FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? AND id <= "
-                "(SELECT id FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
-                "ORDER BY id DESC LIMIT 1 OFFSET ?)", (*k, *k, HOST_CALLS_PER_SESSION))

@@ -12,7 +12,7 @@ from typing import Any
 from ..model import SessionKey
 from .browse import Browse
 from .dialect import session_params
-from .rows import HOST_CALL_COLUMNS
+from .rows import HOST_CALL_COLUMNS, host_call_columns
 
 
 class PostgresBrowse(Browse):
@@ -39,11 +39,10 @@ class PostgresBrowse(Browse):
                GROUP BY a.id, a.project, a.session_id, a.origin, a.created_at ORDER BY a.created_at, a.id"""
 
     def _first_successes(self, key: SessionKey, slot_ids: Sequence[int]) -> list[tuple[Any, ...]]:
-        # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
-        # (the call_key index). The key is given as values, not as f's columns, so the planner sees the ranges.
-        success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+        # A LATERAL join finds the success along the call_key index. The key is given as values, not as f's
+        # columns, so the planner sees the ranges.
         return self._rows(
-            f"""SELECT f.slot_id, f.id, f.call_key, {success}
+            f"""SELECT f.slot_id, f.id, f.call_key, {host_call_columns("s")}
                FROM host_calls f JOIN LATERAL (
                    SELECT {HOST_CALL_COLUMNS} FROM host_calls x WHERE x.tenant = %s AND x.project = %s
                        AND x.session_id = %s AND x.call_key = f.call_key AND x.id > f.id
@@ -57,9 +56,8 @@ class PostgresBrowse(Browse):
     def _calls_between(self, key: SessionKey, pairs: list[tuple[Any, ...]], steps: int) -> list[tuple[Any, ...]]:
         # Newest first along the session index, per (capture, its success, call key) given as arrays; the
         # window counts before the limit applies.
-        called = ", ".join(f"m.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
         return self._rows(
-            f"""SELECT p.failure, m.total, m.kept, {called}
+            f"""SELECT p.failure, m.total, m.kept, {host_call_columns("m")}
                FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS p(failure, success, call_key)
                CROSS JOIN LATERAL (
                    SELECT {HOST_CALL_COLUMNS}, COUNT(*) OVER () AS total, ROW_NUMBER() OVER (ORDER BY m.id DESC) AS kept

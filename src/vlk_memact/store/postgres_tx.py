@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -17,12 +18,13 @@ from typing import Any
 import psycopg
 
 from ..model import Fix, Retired, SessionKey, Slot, TemporalState
-from .dialect import SEARCHED, SEPARATOR, SESSION, session_params
+from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT
 from .host_calls import HostCalls
 from .postgres_browse import PostgresBrowse
 from .postgres_schema import NOW_MILLIS
+from .retention import Retention
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .timeline import Timeline
 
@@ -42,7 +44,7 @@ def psycopg_style(query: str) -> str:
     return _QMARK.sub("%s", query)
 
 
-class PostgresTx(Timeline, HostCalls, PostgresBrowse, Export):
+class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
@@ -72,6 +74,7 @@ class PostgresTx(Timeline, HostCalls, PostgresBrowse, Export):
 
     _NOW = NOW_MILLIS
     _KEY_ORDER = 'k.key COLLATE "C"'
+    _PRUNE_BATCH = sys.maxsize  # all at once: an array parameter has no practical bound
 
     def _in_ids(self, ids: Sequence[int]) -> tuple[str, Any]:
         return " = ANY(%s::bigint[])", list(ids)
@@ -164,40 +167,3 @@ class PostgresTx(Timeline, HostCalls, PostgresBrowse, Export):
             (*session_params(key), list(slot_uids)),
         )
         return [fix_from_row(r) for r in rows]
-
-    def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
-        where, params = ("", ()) if key is None else (" AND" + SESSION, session_params(key))
-        before, ago = self._days_ago(max_age_days)
-        doomed = self._rows(
-            f"""SELECT id, content_id FROM (
-                    SELECT t.id, t.content_id, t.created_at, row_number() OVER (
-                        PARTITION BY t.tenant, t.project, t.session_id
-                        ORDER BY t.sequence_order DESC) AS newest
-                    FROM agent_timeline t WHERE t.temporal_state = 'PAST'{where}) AS past
-                WHERE newest > %s OR created_at < {before}""",
-            (*params, keep_past, ago),
-        )
-        contents = 0
-        if doomed:
-            ids = [row[0] for row in doomed]
-            self._exec("UPDATE agent_timeline SET retired_by = NULL WHERE retired_by = ANY(%s::bigint[])", (ids,))
-            self._exec(
-                "DELETE FROM constraint_links "
-                "WHERE constraint_id = ANY(%s::bigint[]) OR source_id = ANY(%s::bigint[])",
-                (ids, ids),
-            )
-            self._exec("DELETE FROM constraint_keys WHERE constraint_id = ANY(%s::bigint[])", (ids,))
-            self._exec("DELETE FROM agent_timeline WHERE id = ANY(%s::bigint[])", (ids,))
-            content_ids = sorted({row[1] for row in doomed if row[1] is not None})
-            contents += self._count(
-                "DELETE FROM memory_contents c WHERE c.id = ANY(%s::bigint[]) AND NOT EXISTS "
-                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)",
-                (content_ids,),
-            )
-        if key is None:  # a full pass also sweeps content orphaned by anything else
-            contents += self._count(
-                "DELETE FROM memory_contents c "
-                "WHERE NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = c.id)"
-            )
-        self._prune_host_calls(key, max_age_days)
-        return len(doomed), contents

@@ -89,6 +89,11 @@ HOST_CALL_COLUMNS = ("id, session_id, tool_use_id, call_key, outcome, changes_st
 HOST_CALLS_PER_SESSION = 2000  # kept per session by prune: the guard and resolution only look at recent calls
 
 
+def host_call_columns(alias: str) -> str:
+    """HOST_CALL_COLUMNS of the host_calls row named alias in a join (`s.id, s.session_id, …`)."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+
+
 def host_call_from_row(row: Sequence[Any]) -> HostCall:
     """A HostCall from a row of HOST_CALL_COLUMNS."""
     return HostCall(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6], bool(row[7]), row[8],

@@ -13,7 +13,7 @@ from typing import Any
 from ..model import SessionKey
 from .browse import Browse
 from .dialect import session_params
-from .rows import HOST_CALL_COLUMNS
+from .rows import HOST_CALL_COLUMNS, host_call_columns
 
 
 class SqliteBrowse(Browse):
@@ -41,11 +41,10 @@ class SqliteBrowse(Browse):
                GROUP BY a.id ORDER BY a.created_at, a.id"""
 
     def _first_successes(self, key: SessionKey, slot_ids: Sequence[int]) -> list[tuple[Any, ...]]:
-        # Per failure capture of these slots (indexed by slot_id): the first success of the same call after it
-        # (the call_key index). The key is given as values, not as f's columns, so the planner sees the ranges.
-        success = ", ".join(f"s.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
+        # The success through the call_key index, the captures through slot_id's. The key is given as values,
+        # not as f's columns, so the planner sees the ranges.
         return self._rows(
-            f"""SELECT f.slot_id, f.id, f.call_key, {success}
+            f"""SELECT f.slot_id, f.id, f.call_key, {host_call_columns("s")}
                FROM host_calls f JOIN host_calls s ON s.id = (
                    SELECT MIN(x.id) FROM host_calls x WHERE x.tenant = ? AND x.project = ?
                        AND x.session_id = ? AND x.call_key = f.call_key AND x.id > f.id

@@ -10,15 +10,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..model import Fix, Retired, SessionKey, Slot, TemporalState
-from .dialect import SEARCHED, SEPARATOR, SESSION, session_params
+from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT
 from .host_calls import HostCalls
+from .retention import Retention
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .sqlite_browse import SqliteBrowse
 from .timeline import Timeline
 
-_PRUNE_CHUNK = 500
 _IN_JSON = " IN (SELECT value FROM json_each(?))"  # a column among the values of a JSON list
 # What a session sees: its own constraints, its project's, and the tenant's global ones. One branch per
 # scope, each with a full index prefix, so SQLite answers it with a multi-index OR instead of reading
@@ -29,7 +29,7 @@ _VISIBLE = """ ((t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'glo
         AND (t.scope = 'session' OR t.scope IS NULL))) """
 
 
-class SqliteTx(Timeline, HostCalls, SqliteBrowse, Export):
+class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -53,6 +53,7 @@ class SqliteTx(Timeline, HostCalls, SqliteBrowse, Export):
 
     _NOW = "strftime('%Y-%m-%d %H:%M:%f','now')"
     _KEY_ORDER = "k.key"
+    _PRUNE_BATCH = 500  # ids per JSON list
 
     def _in_ids(self, ids: Sequence[int]) -> tuple[str, Any]:
         return _IN_JSON, json.dumps(list(ids))
@@ -133,37 +134,3 @@ class SqliteTx(Timeline, HostCalls, SqliteBrowse, Export):
             (*session_params(key), json.dumps(list(slot_uids))),
         )
         return [fix_from_row(r) for r in rows]
-
-    def prune(self, key: SessionKey | None, keep_past: int, max_age_days: int) -> tuple[int, int]:
-        where, params = ("", ()) if key is None else (" AND" + SESSION, session_params(key))
-        before, ago = self._days_ago(max_age_days)
-        doomed = self._rows(
-            f"""SELECT id, content_id FROM (
-                    SELECT t.id, t.content_id, t.created_at, ROW_NUMBER() OVER (
-                        PARTITION BY t.tenant, t.project, t.session_id ORDER BY t.sequence_order DESC) AS newest
-                    FROM agent_timeline t WHERE t.temporal_state = 'PAST'{where})
-                WHERE newest > ? OR created_at < {before}""",
-            (*params, keep_past, ago),
-        )
-        contents = 0
-        for start in range(0, len(doomed), _PRUNE_CHUNK):
-            chunk = doomed[start : start + _PRUNE_CHUNK]
-            ids = json.dumps([row[0] for row in chunk])
-            self._exec("UPDATE agent_timeline SET retired_by = NULL WHERE retired_by" + _IN_JSON, (ids,))
-            self._exec("DELETE FROM constraint_links WHERE constraint_id" + _IN_JSON + " OR source_id" + _IN_JSON,
-                       (ids, ids))
-            self._exec("DELETE FROM constraint_keys WHERE constraint_id" + _IN_JSON, (ids,))
-            self._exec("DELETE FROM agent_timeline WHERE id" + _IN_JSON, (ids,))
-            content_ids = json.dumps(sorted({row[1] for row in chunk if row[1] is not None}))
-            contents += self._count(
-                "DELETE FROM memory_contents WHERE id" + _IN_JSON + " AND NOT EXISTS "
-                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)",
-                (content_ids,),
-            )
-        if key is None:  # a full pass also sweeps content orphaned by anything else
-            contents += self._count(
-                "DELETE FROM memory_contents WHERE NOT EXISTS "
-                "(SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)"
-            )
-        self._prune_host_calls(key, max_age_days)
-        return len(doomed), contents
