@@ -1,6 +1,6 @@
 """What a backend's transaction supplies so that the operations both stores share can run on it.
 
-The shared operations (timeline, host_calls, export, browse, fixes) hold the logic and every
+The shared operations (timeline, host_calls, retention, export, fixes, browse) hold the logic and every
 statement SQLite and PostgreSQL spell alike, written once with sqlite3's `?` placeholders (the
 PostgreSQL transaction turns them into psycopg's `%s`: postgres_tx.psycopg_style). A backend's
 transaction class lists those operations as bases and supplies what is its own: four driver calls,

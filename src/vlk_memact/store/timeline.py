@@ -1,7 +1,7 @@
 """The timeline operations of a transaction that both stores run alike: contents, slots, constraints, search.
 
-Written once over store/dialect.py; what a backend does its own way (indexing a constraint's keys,
-linking, retiring, the key-driven constraint lookup, pruning) stays in its transaction class.
+Written once over store/dialect.py; what a backend does its own way (the key-driven constraint
+lookup, retiring, rewriting fingerprints in bulk) stays in its transaction class (sqlite_tx, postgres_tx).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, 
                RETURNING id"""
 
 
-def json_list(values: Sequence[str]) -> str | None:
+def _json_list(values: Sequence[str]) -> str | None:
     """A list column's text: JSON, or NULL for an empty list."""
     return json.dumps(list(values), ensure_ascii=False) if values else None
 
@@ -58,9 +58,9 @@ class Timeline(SqlDialect):
                 slot.constraint_type.value if slot.constraint_type else None,
                 slot.evidence,
                 slot.fingerprint,
-                json_list(slot.fingerprint_keys),
+                _json_list(slot.fingerprint_keys),
                 slot.fingerprint_version,
-                json_list(slot.lessons),
+                _json_list(slot.lessons),
             ),
         )
         if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
