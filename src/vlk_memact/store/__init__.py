@@ -126,7 +126,7 @@ class Transaction(Protocol):
     def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
         """Replace the session's injected item keys."""
 
-    # ---- fix memory (hosts/fixes.py); implemented in store/*_fixes.py ----
+    # ---- fix memory (hosts/fixes.py); implemented in store/fixes.py ----
 
     def add_fix(self, fix: NewFix) -> int:
         """Keep one fix (its steps, the failures it resolved) and index it by its fingerprint keys."""
@@ -146,7 +146,7 @@ class Transaction(Protocol):
     def demote_fix(self, fix_id: int) -> None:
         """Count one more time this fix was recalled, applied, and its error came back anyway."""
 
-    # ---- reads for browsing the memory (the viewer); implemented in store/*_browse.py ----
+    # ---- reads for browsing the memory (the viewer); implemented in store/browse.py and *_browse.py ----
 
     def projects(self, tenant: str) -> list[tuple[str, int]]:
         """(project, number of sessions) of the tenant, the most recently written to first (index only)."""

@@ -22,11 +22,13 @@ from ..model import (
 )
 
 # Both backends select exactly these columns, in this order, from agent_timeline t LEFT JOIN
-# memory_contents c (each backend keeps its own SQL around them).
+# memory_contents c: SLOT_SELECT, which every slot read starts with.
 SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.origin, t.created_at,
     t.content_id, c.raw_log, c.file_context, c.tool_payload, t.learning_summary, t.constraint_type,
     t.evidence, t.fingerprint, t.fingerprint_keys, t.fingerprint_version, t.retired_reason,
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
+SLOT_SELECT = f"""SELECT {SLOT_COLUMNS}
+FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
 
 
 # Enum construction by value is slow; these lookups are what every row goes through.
@@ -85,6 +87,11 @@ def _build(row: Sequence[Any]) -> Slot:
 HOST_CALL_COLUMNS = ("id, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, claimed, created_at, "
                      "tool, target, summary")
 HOST_CALLS_PER_SESSION = 2000  # kept per session by prune: the guard and resolution only look at recent calls
+
+
+def host_call_columns(alias: str) -> str:
+    """HOST_CALL_COLUMNS of the host_calls row named alias in a join (`s.id, s.session_id, …`)."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in HOST_CALL_COLUMNS.split(","))
 
 
 def host_call_from_row(row: Sequence[Any]) -> HostCall:

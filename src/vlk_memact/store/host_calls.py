@@ -1,0 +1,82 @@
+"""The host hooks' records in a transaction, alike in both stores: the tool calls a hook saw, what it injected.
+
+Written once over store/dialect.py (the time windows are the dialects' own). Booleans are bound as
+Python bools: sqlite3 stores them as 1 and 0, PostgreSQL as true and false.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..model import HostCall, NewHostCall, SessionKey
+from .dialect import SqlDialect, equalities, session_params
+from .rows import HOST_CALL_COLUMNS, host_call_from_row
+
+_HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
+
+
+class HostCalls(SqlDialect):
+    """The Transaction protocol's host-hook operations (see store/__init__.py for what each does)."""
+
+    def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
+        rows = self._rows(
+            "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
+            "slot_id, tool, target, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING id",
+            (*session_params(key), call.tool_use_id, call.call_key, call.outcome, bool(call.changes_state), slot_id,
+             call.tool, call.target, call.summary),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def host_call_by_use_id(self, key: SessionKey, tool_use_id: str) -> HostCall | None:
+        rows = self._rows(_HOST_CALL + " AND tool_use_id = ?", (*session_params(key), tool_use_id))
+        return host_call_from_row(rows[0]) if rows else None
+
+    def host_calls(
+        self,
+        key: SessionKey,
+        *,
+        call_key: str | None = None,
+        outcome: str | None = None,
+        target: str | None = None,
+        after_id: int = 0,
+        within_seconds: int | None = None,
+        unclaimed: bool = False,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[HostCall]:
+        query, params = _HOST_CALL + " AND id > ?", [*session_params(key), after_id]
+        where, given = equalities("", (("call_key", call_key), ("outcome", outcome), ("target", target)))
+        if where:
+            query += " AND " + where
+            params += given
+        if within_seconds is not None:
+            since, ago = self._seconds_ago(within_seconds)
+            query += f" AND created_at >= {since}"
+            params.append(ago)
+        if unclaimed:
+            query += " AND claimed = ?"
+            params.append(False)
+        query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT ?"
+        params.append(limit)
+        return [host_call_from_row(r) for r in self._rows(query, params)]
+
+    def claim_host_call(self, call_id: int) -> bool:
+        changed = self._count("UPDATE host_calls SET claimed = ? WHERE id = ? AND claimed = ?", (True, call_id, False))
+        return changed == 1
+
+    def injected(self, key: SessionKey) -> list[str]:
+        rows = self._rows(
+            "SELECT injected FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ?",
+            session_params(key),
+        )
+        return list(json.loads(rows[0][0])) if rows else []
+
+    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+        self._exec(
+            "INSERT INTO host_sessions (tenant, project, session_id, injected) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (tenant, project, session_id) DO UPDATE SET injected = excluded.injected, "
+            f"updated_at = {self._NOW}",
+            (*session_params(key), json.dumps(list(items), ensure_ascii=False)),
+        )

@@ -1,0 +1,136 @@
+"""The timeline operations of a transaction that both stores run alike: contents, slots, constraints, search.
+
+Written once over store/dialect.py; what a backend does its own way (the key-driven constraint
+lookup, retiring, rewriting fingerprints in bulk) stays in its transaction class (sqlite_tx, postgres_tx).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+
+from ..model import NewSlot, SessionKey, Slot, TemporalState
+from .dialect import SESSION, SqlDialect, session_params
+from .rows import SLOT_SELECT, slot_from_row
+from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
+
+_INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
+                   scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
+                   fingerprint_version, lessons)
+               VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
+                                    WHERE tenant = ? AND project = ? AND session_id = ?),
+                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               RETURNING id"""
+
+
+def _json_list(values: Sequence[str]) -> str | None:
+    """A list column's text: JSON, or NULL for an empty list."""
+    return json.dumps(list(values), ensure_ascii=False) if values else None
+
+
+class Timeline(SqlDialect):
+    """The Transaction protocol's timeline operations (see store/__init__.py for what each does)."""
+
+    def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
+        digest = content_hash(tenant, raw_log, file_context, tool_payload)
+        # Insert first, then look up: a duplicate uses up an id in both stores, so ids stay equal.
+        rows = self._rows(
+            "INSERT INTO memory_contents (raw_log, file_context, tool_payload, content_hash) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+            (raw_log, file_context, tool_payload, digest),
+        ) or self._rows("SELECT id FROM memory_contents WHERE content_hash = ?", (digest,))
+        return int(rows[0][0])
+
+    def insert_slot(self, slot: NewSlot) -> Slot:
+        k = session_params(slot.key)
+        [(new_id,)] = self._rows(
+            _INSERT_SLOT,
+            (
+                uuid.uuid4().hex,
+                *k,
+                *k,
+                slot.temporal_state.value,
+                slot.origin.value,
+                slot.scope.value if slot.scope else None,
+                slot.content_id,
+                slot.learning_summary,
+                slot.constraint_type.value if slot.constraint_type else None,
+                slot.evidence,
+                slot.fingerprint,
+                _json_list(slot.fingerprint_keys),
+                slot.fingerprint_version,
+                _json_list(slot.lessons),
+            ),
+        )
+        if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
+            self._index_keys(new_id, slot.fingerprint_keys)
+        return slot_from_row(self._rows(SLOT_SELECT + " WHERE t.id = ?", (new_id,))[0])
+
+    def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
+        rows = self._rows(
+            SLOT_SELECT + " WHERE" + SESSION + "AND t.temporal_state = ? ORDER BY t.sequence_order",
+            (*session_params(key), state.value),
+        )
+        return [slot_from_row(r) for r in rows]
+
+    def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
+        among, listed = self._in_ids(ids)
+        rows = self._rows(
+            SLOT_SELECT + " WHERE" + SESSION + "AND t.id" + among + " ORDER BY t.sequence_order",
+            (*session_params(key), listed),
+        )
+        return [slot_from_row(r) for r in rows]
+
+    def visible_constraints(self, key: SessionKey) -> list[Slot]:
+        visible, params = self._visible(key)
+        return [slot_from_row(r) for r in self._rows(SLOT_SELECT + " WHERE" + visible + "ORDER BY t.id", params)]
+
+    def fire(self, constraint_ids: Sequence[int]) -> None:
+        among, listed = self._in_ids(constraint_ids)
+        self._exec(
+            f"UPDATE agent_timeline SET fire_count = fire_count + 1, last_fired_at = {self._NOW} WHERE id" + among,
+            (listed,),
+        )
+
+    def count_fingerprint(self, key: SessionKey, fingerprint: str) -> list[int]:
+        rows = self._rows(
+            "SELECT t.id FROM agent_timeline t WHERE" + SESSION + "AND t.temporal_state = 'PRESENT' "
+            "AND t.fingerprint = ? ORDER BY t.sequence_order",
+            (*session_params(key), fingerprint),
+        )
+        return [r[0] for r in rows]
+
+    def sources(self, constraint_id: int, relation: str) -> list[int]:
+        rows = self._rows(
+            "SELECT source_id FROM constraint_links WHERE constraint_id = ? AND relation = ? ORDER BY source_id",
+            (constraint_id, relation),
+        )
+        return [r[0] for r in rows]
+
+    def history(self, key: SessionKey, limit: int) -> list[Slot]:
+        rows = self._rows(
+            SLOT_SELECT + " WHERE" + SESSION + "ORDER BY t.sequence_order DESC LIMIT ?", (*session_params(key), limit)
+        )
+        return [slot_from_row(r) for r in rows]
+
+    def search(self, key: SessionKey, query: str, limit: int) -> list[Slot]:
+        # Literal (no LIKE wildcards) and Unicode case-insensitive (fixes defect 19).
+        contains, params = self._contains(query)
+        rows = self._rows(
+            SLOT_SELECT + " WHERE" + SESSION + "AND " + contains + " ORDER BY t.sequence_order DESC LIMIT ?",
+            (*session_params(key), *params, limit),
+        )
+        return [slot_from_row(r) for r in rows]
+
+    def counts(self, key: SessionKey) -> dict[TemporalState, tuple[int, int]]:
+        rows = self._rows(
+            """SELECT t.temporal_state, COUNT(*), COALESCE(SUM(LENGTH(c.raw_log)), 0)
+               FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id
+               WHERE""" + SESSION + "GROUP BY t.temporal_state",
+            session_params(key),
+        )
+        return {TemporalState(state): (int(count), int(chars)) for state, count, chars in rows}
+
+    def link(self, constraint_id: int, source_ids: Sequence[int], relation: str) -> None:
+        self._link(constraint_id, source_ids, relation)
