@@ -28,7 +28,7 @@ from claude_code_harness import (
     tool_search,
 )
 
-from vlk_memact.render import estimate_tokens, structured_json
+from vlk_memact.core.render import estimate_tokens, structured_json
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

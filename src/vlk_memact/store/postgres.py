@@ -34,8 +34,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..config import mask_password
-from ..errors import ConfigError, StoreError
-from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..core.errors import ConfigError, StoreError
+from ..core.model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 
 try:
     import psycopg

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from ..core.model import HostCall, Saving, SessionKey, SessionOverview, Slot
 from .rows import HOST_CALL_COLUMNS, SLOT_COLUMNS, host_call_from_row, slot_from_row
 
 _SELECT = f"""SELECT {SLOT_COLUMNS}

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..model import Fix, NewFix, SessionKey
+from ..core.model import Fix, NewFix, SessionKey
 from .postgres_schema import NOW_MILLIS
 from .rows import FIX_COLUMNS, fix_from_record, fix_from_row, fix_record, fix_values
 

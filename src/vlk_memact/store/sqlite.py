@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from ..errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
-from ..model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
+from ..core.errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
+from ..core.model import HostCall, NewHostCall, NewSlot, Retired, SessionKey, Slot, TemporalState
 from .rows import (
     HOST_CALL_COLUMNS,
     HOST_CALLS_PER_SESSION,

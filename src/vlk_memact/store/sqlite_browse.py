@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from ..core.model import HostCall, Saving, SessionKey, SessionOverview, Slot
 from .rows import HOST_CALL_COLUMNS, SLOT_COLUMNS, host_call_from_row, slot_from_row
 
 _SELECT = f"""SELECT {SLOT_COLUMNS}
