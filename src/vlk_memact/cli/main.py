@@ -126,9 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
     if args.command == "doctor":  # before the settings are read: a bad one is one of its checks
-        from ..ops import faults as faults_cli
+        from ..ops import commands as ops_commands
 
-        return faults_cli.doctor(args)
+        return ops_commands.doctor(args)
     try:
         settings = Settings.from_env()
         logging.basicConfig(
@@ -141,9 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo()
         if args.command == "backup":
-            from ..ops import faults as faults_cli
+            from ..ops import commands as ops_commands
 
-            return faults_cli.backup(args, settings)
+            return ops_commands.backup(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)
