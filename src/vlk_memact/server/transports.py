@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.errors import ConfigError
 from ..engine import Memory
-from . import build_server
+from .tools import build_server
 
 log = logging.getLogger(__name__)
 
