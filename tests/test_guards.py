@@ -18,6 +18,24 @@ def test_public_api_is_curated_and_sorted() -> None:
         assert hasattr(vlk_memact, name), name
 
 
+# Import paths the README, scripts/vlk-memact and programs use: a move keeps each one, through a shim if need be.
+PUBLIC_PATHS = [
+    ("vlk_memact", "Memory"), ("vlk_memact", "Settings"), ("vlk_memact.engine", "Memory"),
+    ("vlk_memact.errors", "StoreError"), ("vlk_memact.errors", "DiskFull"), ("vlk_memact.entry", "main"),
+    ("vlk_memact.cli", "main"), ("vlk_memact.server", "build_server"), ("vlk_memact.hosts.warm", "hook"),
+    ("vlk_memact.hosts.install", "installations"), ("vlk_memact.hosts.claude_code", "handle"),
+    ("vlk_memact.fingerprint", "group"), ("vlk_memact.viewer", "serve_ui"), ("vlk_memact.store", "open_store"),
+]
+
+
+def test_public_import_paths_still_import() -> None:
+    from importlib import import_module
+
+    for module, name in PUBLIC_PATHS:
+        assert callable(getattr(import_module(module), name)), (module, name)
+    assert (PACKAGE / "__main__.py").exists()  # python -m vlk_memact
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
