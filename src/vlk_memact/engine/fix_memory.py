@@ -123,7 +123,9 @@ def describe_fix(fix: Fix) -> str:
             f"\"{quoted_line(fix.error, 120)}\" {what}{demoted}")
 
 
-def list_fixes(memory: MemoryBase, session: str | None = None, limit: int = 50, every_project: bool = False) -> list[Fix]:
+def list_fixes(
+    memory: MemoryBase, session: str | None = None, limit: int = 50, every_project: bool = False
+) -> list[Fix]:
     """The newest fixes of the memory's tenant and project (or of every project; or of one session)."""
     with memory.store.read() as tx:
         return tx.fixes(memory.tenant, None if every_project else memory.project, session, limit)
