@@ -214,7 +214,7 @@ def replay_project(project: str, trajectories: list[Any], memory_factory: Any, h
 def judge_named(memory: Any, session: str, fix_lines: list[str], fp: Any, trajectories: list[Any],
                 use_ids: dict[str, tuple[int, int]], fingerprint: Any, totals: Totals, claude_events: Any) -> None:
     """Each step of the fixes just told: did it run after a failure of the same error in its session?"""
-    from vlk_memact.fix_memory import match_keys  # noqa: PLC0415 - absent from a baseline without fix memory
+    from vlk_memact.engine.fix_memory import match_keys  # noqa: PLC0415 - absent from a baseline without fix memory
 
     key = memory._key(session)  # noqa: SLF001
     with memory.store.read() as tx:

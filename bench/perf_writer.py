@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.errors import VlkError  # noqa: E402
+from vlk_memact.core.errors import VlkError  # noqa: E402
 
 
 def main() -> None:

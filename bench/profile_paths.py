@@ -233,7 +233,8 @@ def validation_costs(db: Path, pool: list[Any]) -> dict[str, Any]:
     from pydantic import TypeAdapter
     from referencing import Registry
 
-    from vlk_memact import Memory, Settings, render
+    from vlk_memact import Memory, Settings
+    from vlk_memact.core import render
     from vlk_memact.server import build_server
 
     def check_us(schema: dict[str, Any], data: Any, n: int = 2000) -> float:

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.model import Origin, Slot, TemporalState  # noqa: E402
-from vlk_memact.render import CONTEXT_HEADER, estimate_tokens, present_lines  # noqa: E402
+from vlk_memact.core.model import Origin, Slot, TemporalState  # noqa: E402
+from vlk_memact.core.render import CONTEXT_HEADER, estimate_tokens, present_lines  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from trajectories import Trajectory, load  # noqa: E402  (shared with bench/guard.py)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from replay import load  # noqa: E402
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.render import context_view, estimate_tokens, structured_json  # noqa: E402
+from vlk_memact.core.render import context_view, estimate_tokens, structured_json  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 

@@ -21,7 +21,7 @@ import pytest
 from claude_code_harness import require_claude_code, run_claude
 from scripted_anthropic import ModelRequest, ScriptedModel, ToolResult, ToolUse, tool_search
 
-from vlk_memact.render import estimate_tokens, structured_json
+from vlk_memact.core.render import estimate_tokens, structured_json
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -222,7 +222,7 @@ def test_the_postgres_password_is_masked_and_a_healthy_schema_passes(capsys: pyt
 
 
 def test_mask_password_hides_userinfo_and_parameters() -> None:
-    from vlk_memact.doctor import mask_password
+    from vlk_memact.ops.doctor import mask_password
 
     assert mask_password("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
     assert mask_password("postgresql://u@h/db?password=pw&sslmode=require") == \

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vlk_memact import InvalidInput, Memory, NotFound
-from vlk_memact.model import TemporalState
+from vlk_memact.core.model import TemporalState
 
 
 def record(m: Memory, text: str, sid: str = "default", **kw: object) -> int:

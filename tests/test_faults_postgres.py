@@ -177,7 +177,7 @@ def test_a_read_only_postgres_refuses_writes_serves_reads_and_recovers_and_docto
     """default_transaction_read_only on the database (what a standby or an operator's freeze looks like)."""
     import psycopg
 
-    from vlk_memact.errors import ReadOnlyDatabase
+    from vlk_memact.core.errors import ReadOnlyDatabase
 
     with private_postgres() as pg:
         with psycopg.connect(pg.url, autocommit=True) as conn:

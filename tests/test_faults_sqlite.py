@@ -333,7 +333,7 @@ def test_a_stuck_writer_gives_a_bounded_wait_then_a_retryable_error_and_the_next
 
 
 def test_the_typed_errors_say_which_faults_a_retry_can_cure() -> None:
-    from vlk_memact.errors import (
+    from vlk_memact.core.errors import (
         DatabaseCorrupt,
         DatabaseIOError,
         DatabaseLocked,

@@ -9,7 +9,7 @@ from hook_events import bash, failure, pre, success, use_id
 from vlk_memact import Memory
 from vlk_memact.hosts import fixes
 from vlk_memact.hosts.claude_code import handle
-from vlk_memact.model import FixStep, HostCall, NewHostCall
+from vlk_memact.core.model import FixStep, HostCall, NewHostCall
 
 ENV_ERROR = "Exit code 1\nerror: .env is missing (copy .env.example)"
 KEY_ERROR = "Exit code 1\nconfig error: required key 'timeout' missing in settings.toml"

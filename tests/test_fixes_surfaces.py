@@ -15,7 +15,7 @@ from test_fixes import ENV_ERROR, fixes_of, ran, session_a
 from vlk_memact import Memory
 from vlk_memact.cli import main
 from vlk_memact.server import build_server
-from vlk_memact.transfer import export_memory, import_memory
+from vlk_memact.ops.transfer import export_memory, import_memory
 
 pytestmark = pytest.mark.anyio
 FIX_LINE = "cp .env.example .env (then sh check_env.sh passed)"
@@ -91,7 +91,7 @@ def test_the_cli_lists_fixes_and_history_shows_them(file_memory: Memory, db_path
 
 
 def test_the_carry_over_view_names_a_lessons_fix_and_whether_it_was_met_since(memory: Memory) -> None:
-    from vlk_memact.fix_memory import carryover_view
+    from vlk_memact.engine.fix_memory import carryover_view
 
     for _ in range(3):
         ran(memory, "Bash", bash("sh check_env.sh"), "A", ENV_ERROR)

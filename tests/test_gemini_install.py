@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vlk_memact.errors import InvalidInput
+from vlk_memact.core.errors import InvalidInput
 from vlk_memact.hosts import gemini_install as gi
 
 COMMAND = ["/opt/vlk env/bin/vlk-memact", "hook", "gemini"]

@@ -6,12 +6,11 @@ import ast
 from pathlib import Path
 
 import vlk_memact
-from vlk_memact.cli import _parser
+from vlk_memact.cli.main import _parser
 
 PACKAGE = Path(vlk_memact.__file__).parent
 ROOT = PACKAGE.parent.parent
 DOCS = ROOT / "docs"
-PURE = {"model", "errors", "fingerprint", "loops", "consolidate", "conflicts", "render", "inputs", "quoting", "redact"}
 
 
 def test_public_api_is_curated_and_sorted() -> None:
@@ -20,47 +19,172 @@ def test_public_api_is_curated_and_sorted() -> None:
         assert hasattr(vlk_memact, name), name
 
 
-def imports_of(path: Path) -> set[str]:
+# Import paths the README, scripts/vlk-memact and programs use: a move keeps each one, through a shim if need be.
+PUBLIC_PATHS = [
+    ("vlk_memact", "Memory"), ("vlk_memact", "Settings"), ("vlk_memact.engine", "Memory"),
+    ("vlk_memact.errors", "StoreError"), ("vlk_memact.errors", "DiskFull"), ("vlk_memact.entry", "main"),
+    ("vlk_memact.cli", "main"), ("vlk_memact.server", "build_server"), ("vlk_memact.hosts.warm", "hook"),
+    ("vlk_memact.hosts.install", "installations"), ("vlk_memact.hosts.claude_code", "handle"),
+    ("vlk_memact.fingerprint", "group"), ("vlk_memact.viewer", "serve_ui"), ("vlk_memact.store", "open_store"),
+]
+
+
+def test_public_import_paths_still_import() -> None:
+    from importlib import import_module
+
+    for module, name in PUBLIC_PATHS:
+        assert callable(getattr(import_module(module), name)), (module, name)
+    assert (PACKAGE / "__main__.py").exists()  # python -m vlk_memact
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported_modules(name: str) -> set[str]:
+    """The package's modules that module `name` imports: at the top, inside functions or under TYPE_CHECKING
+    (a lazy import closes a circle at run time as surely, and a type-only one in the reader's head).
+    `from P import x` names the module P.x when there is one, else P; a parent package is not counted
+    unless named (importing a.b runs a/__init__ first, and that is no circle of ours)."""
+    path = MODULES[name]
+    here = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
             if node.level:
-                found.add((node.module or "").split(".")[0])
-            elif node.module:
-                found.add(node.module)
+                anchor = here.split(".")[: len(here.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    return {m for m in found if m in MODULES and m != name}
+
+
+def _cycles() -> list[list[str]]:
+    """Every import circle, each once, as the list of modules it runs through (Tarjan's strongly
+    connected components: any component of two modules or more holds a circle)."""
+    graph = {name: sorted(imported_modules(name)) for name in MODULES}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for name in graph:
+        if name not in index:
+            visit(name)
+    return circles
+
+
+# fingerprint/__init__.py defines fingerprint() and then imports grouping.group, which calls it back; the
+# package is another branch's work in progress: move fingerprint() to a module of its own to close this.
+KNOWN_CYCLES = [["vlk_memact.fingerprint", "vlk_memact.fingerprint.grouping"]]
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    assert _cycles() == KNOWN_CYCLES
+
+
+def test_the_cycle_finder_reads_lazy_type_only_and_submodule_imports() -> None:
+    assert "vlk_memact.hosts.runner" in imported_modules("vlk_memact.hosts.warm_server")  # inside serve()
+    assert "vlk_memact.engine.base" in imported_modules("vlk_memact.engine.fix_memory")  # under TYPE_CHECKING
+    assert "vlk_memact.engine.fix_memory" in imported_modules("vlk_memact.cli.main")  # `from ..engine import x`
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+# Who may import whom, bottom up, as each package's __init__ says: the pure core and the fingerprint know no
+# I/O; the stores know the core and the settings; the engine knows the stores through their contract; only
+# the edges import the engine, and of the edges only the CLI (and entry.py, the shims) may import them all.
+BELOW_THE_EDGES = {"engine", "store", "core", "fingerprint", "config"}
+MAY_IMPORT = {
+    "fingerprint": {"fingerprint"},
+    "core": {"core", "fingerprint"},
+    "config": {"core"},
+    "store": {"store", "core", "config"},
+    "engine": {"engine", "core", "fingerprint", "config", "store"},
+    "hosts": {"hosts", *BELOW_THE_EDGES},
+    "server": {"server", "hosts", *BELOW_THE_EDGES},  # hosts.failures: one failure classifier for every path
+    "ops": {"ops", "hosts", *BELOW_THE_EDGES},  # the hosts' installers, for `vlk-memact doctor`
+    "viewer": {"viewer", "server", *BELOW_THE_EDGES},  # server.transports.is_loopback
+}
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    for name in MODULES:
+        allowed = MAY_IMPORT.get(_layer(name))
+        if allowed is None:
+            continue  # cli/, entry.py, __main__.py and the shims: the top
+        wrong = {m for m in imported_modules(name) if _layer(m) not in allowed}
+        assert not wrong, (name, wrong)
+
+
+def test_every_package_says_what_it_is_for_and_what_it_may_import() -> None:
+    for init in PACKAGE.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert "import" in doc, init
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return found
-
-
-def _sources(name: str) -> list[Path]:
-    """A module's file, or every file of a subpackage."""
-    single = PACKAGE / f"{name}.py"
-    return [single] if single.exists() else sorted((PACKAGE / name).glob("*.py"))
-
-
-def test_pure_modules_import_only_pure_modules() -> None:
-    for name in PURE:
-        files = _sources(name)
-        assert files, name
-        for path in files:
-            relative = {m for m in imports_of(path) if "." not in m and m in _modules()}
-            assert relative <= PURE | {"core", "families"}, (path, relative - PURE)
+    return {m.split(".")[0] for m in found}
 
 
 def test_only_the_store_touches_database_drivers() -> None:
     for path in PACKAGE.rglob("*.py"):
-        if "store" in path.parts:
+        if "store" in path.relative_to(PACKAGE).parts:
             continue
-        assert not {"sqlite3", "psycopg"} & imports_of(path), path
+        assert not {"sqlite3", "psycopg", "psycopg_pool"} & _imports(path), path
 
 
-def test_the_engine_does_not_know_the_protocol() -> None:
-    assert not any(m.startswith("mcp") for m in imports_of(PACKAGE / "engine.py"))
+def test_the_engine_and_the_core_do_not_know_the_protocol() -> None:
+    for path in [*(PACKAGE / "engine").glob("*.py"), *(PACKAGE / "core").glob("*.py")]:
+        assert not {"mcp", "starlette", "uvicorn", "pydantic"} & _imports(path), path
 
 
-def _modules() -> set[str]:
-    return {p.stem for p in PACKAGE.glob("*.py")} | {"store", "fingerprint"}
+MAX_MODULE_LINES = 510
+# Over the limit, each split on another branch (store backends sharing their code, fingerprint speed-ups);
+# an entry that fits again fails the test below, so the list only shrinks.
+TOO_LONG_FOR_NOW = {"fingerprint/families.py"}
+
+
+def test_no_module_is_over_about_500_lines() -> None:
+    frozen = ("sqlite_schema.py", "postgres_schema.py")  # numbered migrations: never edited once released
+    long = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+            if p.name not in frozen and len(p.read_text().splitlines()) > MAX_MODULE_LINES}
+    assert long == TOO_LONG_FOR_NOW
 
 
 def test_each_tool_command_and_setting_has_a_row_on_its_docs_page() -> None:

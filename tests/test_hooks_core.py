@@ -12,7 +12,7 @@ from hook_events import bash, failure, pre, prompt, run_failing, session_start, 
 from vlk_memact import Memory, Settings
 from vlk_memact.hosts import guard, inject
 from vlk_memact.hosts.claude_code import handle
-from vlk_memact.model import Retired, TemporalState
+from vlk_memact.core.model import Retired, TemporalState
 
 ERROR = ("Exit code 1\nnode:internal/modules/cjs/loader:1228\nError: Cannot find module 'express'\n"
          "Require stack:\n- /app/index.js")

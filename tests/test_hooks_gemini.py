@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from vlk_memact import Memory, Settings
-from vlk_memact.errors import InvalidInput
+from vlk_memact.core.errors import InvalidInput
 from vlk_memact.hosts import gemini
 
 FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"

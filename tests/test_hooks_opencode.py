@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from vlk_memact import Memory, Settings
-from vlk_memact.errors import InvalidInput
+from vlk_memact.core.errors import InvalidInput
 from vlk_memact.hosts import opencode, opencode_install
 
 SESSION = "ses_vlk_unit"

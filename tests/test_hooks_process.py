@@ -214,7 +214,7 @@ def test_the_guard_events_do_not_load_the_engine(tmp_path: Path) -> None:
         done = subprocess.run([sys.executable, "-c", code, json.dumps(event)], env=hook_env(tmp_path, "cold"),
                               capture_output=True, text=True, timeout=60)
         loaded = json.loads(done.stderr.strip().splitlines()[-1])
-        assert not {"vlk_memact.engine", "vlk_memact.fingerprint", "vlk_memact.redact", "vlk_memact.cli"} & set(loaded)
+        assert not {"vlk_memact.engine.memory", "vlk_memact.fingerprint", "vlk_memact.core.redact", "vlk_memact.cli"} & set(loaded)
 
 
 def test_twenty_hook_processes_and_two_stdio_servers_on_one_file(tmp_path: Path, mode: str) -> None:

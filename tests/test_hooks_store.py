@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vlk_memact import Memory
-from vlk_memact.model import NewHostCall, Retired, TemporalState
+from vlk_memact.core.model import NewHostCall, Retired, TemporalState
 
 
 def test_host_calls_are_unique_per_session_and_tool_use_id(memory: Memory) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from vlk_memact import InvalidInput, Memory, Settings
 from vlk_memact.config import detect_project
-from vlk_memact.render import estimate_tokens
+from vlk_memact.core.render import estimate_tokens
 
 def word(i: int) -> str:
     """A distinct alphabetic word per i (digits would be masked by fingerprints)."""
@@ -103,7 +103,7 @@ def test_recording_a_known_error_recalls_the_lesson_with_its_evidence(project_a:
     [recall] = result.recalled
     assert (recall.constraint_id, recall.learned_in_session, recall.fire_count) == (cid, "monday", 1)
     assert recall.evidence and "panicked" in recall.evidence
-    from vlk_memact.render import record_text
+    from vlk_memact.core.render import record_text
 
     text = record_text(result)
     assert f"⚡ Seen before in session 'monday': [id:{cid}] Check the header before unwrapping" in text

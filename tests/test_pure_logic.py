@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vlk_memact import inputs
-from vlk_memact.conflicts import find_conflicts
-from vlk_memact.consolidate import plan_consolidation
-from vlk_memact.errors import InvalidInput
+from vlk_memact.core import inputs
+from vlk_memact.core.conflicts import find_conflicts
+from vlk_memact.core.consolidate import plan_consolidation
+from vlk_memact.core.errors import InvalidInput
 from vlk_memact.fingerprint import fingerprint
-from vlk_memact.loops import ANCHOR_TEMPLATE, detect_loops, error_excerpt
-from vlk_memact.model import ConstraintType, Origin, Slot, TemporalState
-from vlk_memact.render import CONTEXT_HEADER, EMPTY_CONTEXT, estimate_tokens, render_context
+from vlk_memact.core.loops import ANCHOR_TEMPLATE, detect_loops, error_excerpt
+from vlk_memact.core.model import ConstraintType, Origin, Slot, TemporalState
+from vlk_memact.core.render import CONTEXT_HEADER, EMPTY_CONTEXT, estimate_tokens, render_context
 
 
 def context_text(constraints: list[Slot], present: list[Slot], *rest: list) -> str:

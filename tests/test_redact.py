@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vlk_memact.redact import KINDS, MARKER, Redaction, redact
+from vlk_memact.core.redact import KINDS, MARKER, Redaction, redact
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits

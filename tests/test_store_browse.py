@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vlk_memact import Memory
-from vlk_memact.model import SessionKey
+from vlk_memact.core.model import SessionKey
 
 LOOPING = "TypeError: cannot read properties of undefined (reading 'id') at handler (/srv/app.js:{line}:7)"
 
@@ -96,7 +96,7 @@ def test_the_change_marker_moves_on_every_write_and_on_revoke(memory: Memory) ->
 
 def test_resolving_calls_name_the_success_that_retired_a_captured_failure(memory: Memory) -> None:
     from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
-    from vlk_memact.model import Retired
+    from vlk_memact.core.model import Retired
 
     def call(tool: str, tool_input: dict[str, str], use: str, session: str = "s") -> ToolCall:
         return ToolCall(session, "/work/p", tool, tool_input, use)

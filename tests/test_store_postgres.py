@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from vlk_memact import ConfigError, Memory, StoreError
-from vlk_memact.model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, TemporalState
+from vlk_memact.core.model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, TemporalState
 from vlk_memact.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 
 from vlk_memact import Memory
-from vlk_memact.model import Conflict, ConstraintType, Origin, Scope, Slot, TemporalState
-from vlk_memact.render import (
+from vlk_memact.core.model import Conflict, ConstraintType, Origin, Scope, Slot, TemporalState
+from vlk_memact.core.render import (
     CONTEXT_HEADER,
     estimate_tokens,
     json_tokens,
@@ -129,7 +129,7 @@ async def test_the_output_schemas_keep_every_field_typed_and_check_no_list_item_
     required as its type requires) and type no list element one by one (bench/results/profile.md)."""
     from dataclasses import MISSING, fields
 
-    from vlk_memact.model import (
+    from vlk_memact.core.model import (
         ContextView,
         HistoryResult,
         RecordView,

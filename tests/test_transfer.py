@@ -10,7 +10,7 @@ import pytest
 
 from vlk_memact import InvalidInput, Memory
 from vlk_memact.cli import main
-from vlk_memact.transfer import export_memory, import_memory
+from vlk_memact.ops.transfer import export_memory, import_memory
 
 
 def populate(m: Memory) -> None:

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from viewer_seed import HOSTILE_SESSION, IMG, INFRA, MAIN, PG_ERROR, QUOTES, SCRIPT, SHOP, Seeded, seed
 
 from vlk_memact import Memory
-from vlk_memact.model import SessionKey
+from vlk_memact.core.model import SessionKey
 from vlk_memact.viewer import build_app, readmodel
 from vlk_memact.viewer.app import describe_database
 
@@ -662,7 +662,7 @@ def test_a_same_origin_post_as_each_browser_sends_it_is_accepted(writable: Site)
 
 
 def _active(site: Site) -> list[int]:
-    from vlk_memact.model import SessionKey
+    from vlk_memact.core.model import SessionKey
 
     with site.memory.store.read() as tx:
         return [c.id for c in tx.visible_constraints(SessionKey("local", SHOP, MAIN))]

@@ -31,7 +31,7 @@ from viewer_process import RunningViewer, running_viewer
 from viewer_seed import MAIN, SHOP, seed, seed_history, spread_over_days
 
 from vlk_memact import Memory
-from vlk_memact.model import Retired, SessionKey, TemporalState
+from vlk_memact.core.model import Retired, SessionKey, TemporalState
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hook_events import bash, pre, prompt
 
-from vlk_memact.hosts import warm
+from vlk_memact.hosts import warm_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -50,11 +50,11 @@ def test_the_command_imports_only_the_warm_client_beyond_the_interpreters_start(
 
 def test_a_server_steps_down_when_its_code_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VLK_HOOK_SERVER_IDLE_SECONDS", "60")
-    monkeypatch.setattr(warm, "CODE_CHECK_SECONDS", 0.2)
+    monkeypatch.setattr(warm_server, "CODE_CHECK_SECONDS", 0.2)
     stamps = iter(["old", "old"])
-    monkeypatch.setattr(warm, "_code_stamp", lambda: next(stamps, "new"))
+    monkeypatch.setattr(warm_server, "_code_stamp", lambda: next(stamps, "new"))
     path = str(tmp_path / "hooks.sock")
-    server = threading.Thread(target=warm.serve, args=(path,), daemon=True)
+    server = threading.Thread(target=warm_server.serve, args=(path,), daemon=True)
     started = time.monotonic()
     server.start()
     server.join(10)

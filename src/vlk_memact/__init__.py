@@ -14,10 +14,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .config import Settings
-    from .engine import Memory
-    from .errors import ConfigError, InvalidInput, NotFound, StoreError, VlkError
-    from .fingerprint import Fingerprint, fingerprint
-    from .model import (
+    from .core.errors import ConfigError, InvalidInput, NotFound, StoreError, VlkError
+    from .core.model import (
         ConflictView,
         ConstraintType,
         ContextResult,
@@ -32,6 +30,8 @@ if TYPE_CHECKING:
         TemporalState,
         TimeTravelResult,
     )
+    from .engine import Memory
+    from .fingerprint import Fingerprint, fingerprint
 
 # Names are imported on first use (PEP 562): a hook process that needs only the store and the guard
 # does not pay for the fingerprint and redaction tables at start-up.
@@ -40,10 +40,10 @@ _HOME = {
     "Memory": "engine",
     "Fingerprint": "fingerprint",
     "fingerprint": "fingerprint",
-    **dict.fromkeys(("ConfigError", "InvalidInput", "NotFound", "StoreError", "VlkError"), "errors"),
+    **dict.fromkeys(("ConfigError", "InvalidInput", "NotFound", "StoreError", "VlkError"), "core.errors"),
     **dict.fromkeys(("ConflictView", "ConstraintType", "ContextResult", "HistoryResult", "LoopReport", "MergeReport",
                      "RecordResult", "RevokeResult", "SearchResult", "SlotView", "SummaryResult", "TemporalState",
-                     "TimeTravelResult"), "model"),
+                     "TimeTravelResult"), "core.model"),
 }
 
 

@@ -12,6 +12,7 @@ detector runs exactly it.
 
 The module is pure and stdlib-only. It never raises on any ``str`` and its work is bounded:
 only a head and a tail window of the input are looked at and every regex is linear-time.
+May import nothing of the package but itself: the core (loops) and the engine build on it.
 """
 
 from __future__ import annotations

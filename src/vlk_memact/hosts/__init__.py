@@ -1,4 +1,5 @@
-"""Host adapters: memory that works without the model remembering to use it.
+"""Host adapters: memory that works without the model remembering to use it (`vlk-memact hook HOST`).
+May import the engine, store/, core/, fingerprint/ and config; never server/, cli/, ops/ or viewer/.
 
 A host (Claude Code, Gemini CLI, Codex CLI; OpenCode through the plugin install writes) runs
 `vlk-memact hook HOST` on its lifecycle events. The host-neutral core

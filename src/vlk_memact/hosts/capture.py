@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
+from ..core.model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
 from . import failures as failure_kinds
 from . import fixes, guard, inject, read_only, steps
 
@@ -313,7 +313,7 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
 def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
     """The line of the latest working fix of this error (this project's sessions, this one included); read
     only when the guard denies, so an allowed call pays nothing for it."""
-    from ..fix_memory import fix_line, fix_of
+    from ..engine.fix_memory import fix_line, fix_of
 
     with memory.store.read() as tx:
         found = fix_of(tx, key, failure.error_keys)

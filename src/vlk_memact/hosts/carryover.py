@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..inputs import MAX_CONTEXT_TOKENS
-from ..model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
-from ..quoting import quoted_line
-from ..render import CHARS_PER_TOKEN, estimate_tokens
+from ..core.inputs import MAX_CONTEXT_TOKENS
+from ..core.model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
+from ..core.quoting import quoted_line
+from ..core.render import CHARS_PER_TOKEN, estimate_tokens
 from . import capture, failures, guard, inject
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None
     calls = capture._calls_of(archived, guard.IGNORED_FIELDS)  # noqa: SLF001 - one reader of tool payloads
     keys = list(dict.fromkeys(k for k, _ in calls if k))
-    from ..loops import error_excerpt  # here: claude_code imports this module on the guard's path too
+    from ..core.loops import error_excerpt  # here: claude_code imports this module on the guard's path too
 
     error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
     if _SYNTAX.search(error) and len(keys) != 1:

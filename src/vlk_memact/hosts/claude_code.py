@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from . import capture, carryover, fixes, guard
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from . import capture, carryover, guard
 from .claude_code import envelope
 from .claude_code import tool_call as claude_tool_call

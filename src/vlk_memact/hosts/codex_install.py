@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checks import Check, failed, passed
-from ..errors import InvalidInput
+from ..core.checks import Check, failed, passed
+from ..core.errors import InvalidInput
 from .install import executable, home_dir, load_json_object, remove_handlers, replace_with_backup
 
 HOST = "codex"

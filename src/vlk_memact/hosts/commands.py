@@ -1,4 +1,4 @@
-"""The `hook`, `install` and `uninstall` subcommands (registered by cli.py in a few lines)."""
+"""The `hook`, `install` and `uninstall` subcommands (registered by cli/main.py in a few lines)."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
-from ..model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionKey, Slot
+from ..core.model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionKey, Slot
+from ..engine.fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
 from . import inject
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .install import executable, load_json_object, remove_handlers, replace_with_backup
 
 HOOK_NAME = "vlk-memact"

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..model import ConflictView, LoopReport, Origin, Slot
-from ..quoting import quoted_line
-from ..render import CHARS_PER_TOKEN, estimate_tokens
+from ..core.model import ConflictView, LoopReport, Origin, Slot
+from ..core.quoting import quoted_line
+from ..core.render import CHARS_PER_TOKEN, estimate_tokens
 
 PREFIX = "vlk-memact:"
 MAX_CHARS = 4000  # any injected text; Claude Code moves text over 10,000 characters to a file
@@ -39,7 +39,7 @@ def cap(text: str, max_chars: int = MAX_CHARS) -> str:
 
 def _redacted(text: str) -> str:
     """Secrets in a command are replaced in what the hook writes, as in what it stores."""
-    from ..redact import redact  # only when there is something to say: it compiles a large table
+    from ..core.redact import redact  # only when there is something to say: it compiles a large table
 
     return redact(text).text
 
@@ -147,7 +147,9 @@ def deny_reason(call: str, anchor: Slot, failures: int, error: str | None = None
     """Why an identical re-run is declined, in two lines: what happened, then what to do instead (the fix
     when fix memory knows one, else the anchor's advice) and how to override. The model reads it as the
     tool result."""
-    from ..loops import error_excerpt  # here, not at import: the guard's process never loads the fingerprints
+    from ..core.loops import (
+        error_excerpt,  # here, not at import: the guard's process never loads the fingerprints
+    )
 
     shown = error_excerpt(error, EVIDENCE_CHARS) if error else (anchor.evidence or "")
     said = f" (\"{quoted_line(shown, EVIDENCE_CHARS)}\")" if shown else ""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 HOST = "claude-code"
 SCOPES = ("local", "project", "user")

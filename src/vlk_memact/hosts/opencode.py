@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from . import capture, carryover, guard
 from .gemini_events import OWN_TOOLS
 from .inject import PREFIX

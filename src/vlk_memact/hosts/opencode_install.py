@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..checks import Check, failed, passed
-from ..errors import InvalidInput
+from ..core.checks import Check, failed, passed
+from ..core.errors import InvalidInput
 from .install import executable, home_dir
 
 HOST = "opencode"

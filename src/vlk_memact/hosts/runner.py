@@ -13,7 +13,6 @@ import logging
 import os
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable, Collection
 from dataclasses import replace
@@ -21,46 +20,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .. import inputs
 from ..config import Settings, detect_project
-from ..model import SessionKey
+from ..core import inputs
+from ..core.model import SessionKey
+from .hook_log import report
 from .warm import MAX_EVENT_BYTES
 
 if TYPE_CHECKING:
     from ..engine import Memory
     from ..store import Store
 
-LOG_NAME = "hooks.log"
-LOG_MAX_BYTES = 1_000_000  # then hooks.log becomes hooks.log.1
 STDIN_MAX_BYTES = MAX_EVENT_BYTES
 DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 
 Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
-
-
-def log_path() -> Path:
-    """hooks.log beside the default database, in the user's data directory."""
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("vlk-memact", appauthor=False)) / LOG_NAME
-
-
-def report(host: str, event_name: str, message: str, *, to_stderr: bool = True) -> str:
-    """One line on stderr and in the hook log (returned); a log that cannot be written is not a reason to fail."""
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} vlk-memact hook {host} {event_name}: {message}"
-    line = " ".join(line.split())[:2000]
-    if to_stderr:
-        print(line, file=sys.stderr, flush=True)
-    try:
-        path = log_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            path.replace(path.with_name(LOG_NAME + ".1"))
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(line + "\n")
-    except OSError:
-        pass
-    return line
 
 
 class StoreOnly:

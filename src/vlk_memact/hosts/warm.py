@@ -6,7 +6,8 @@ fingerprint and redaction tables spends ~100 ms of CPU before doing ~5 ms of wor
 How it stays harmless:
 - the first hook that finds no server answers in its own process as before and starts one in the
   background; any failure to reach the server (none yet, crashed, stale socket) means the same;
-- the server answers with exactly the code path of the in-process hook (runner.answer_event, handle()),
+- the server (warm_server.py, started as its own process) answers with exactly the code path of the
+  in-process hook (runner.answer_event, handle()),
   with the settings of the hook's own environment, forwarded with each event;
 - the socket lives in a private directory (0700) of the user's runtime or temporary directory, named
   after the installation (interpreter, package path, HOME), so another environment or HOME gets its own
@@ -51,16 +52,6 @@ def enabled() -> bool:
     """On unless VLK_HOOK_SERVER=0; POSIX only (the server locks its socket with fcntl)."""
     return os.name == "posix" and os.environ.get("VLK_HOOK_SERVER", "1").strip().lower() not in (
         "0", "false", "no", "off")
-
-
-def _code_stamp() -> str:
-    """The newest modification time of the package's modules: the server exits when it changes."""
-    newest = 0.0
-    for folder, _, files in os.walk(_PACKAGE):
-        for name in files:
-            if name.endswith(".py"):
-                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime)
-    return repr(newest)
 
 
 def _digest(text: str) -> str:
@@ -168,14 +159,13 @@ def emit(host: str, reply: "dict[str, Any]") -> int:
     if reply.get("line"):  # the server has already written it to the hook log
         print(reply["line"], file=sys.stderr, flush=True)
     elif reply.get("problem"):
-        from .runner import report
+        from .hook_log import report
 
         report(host, str(reply.get("event_name", "?")), str(reply["problem"]))
     return 0
 
 
 SPAWN_EVERY_SECONDS = 10.0  # a server that cannot start is not retried on every tool call
-CODE_CHECK_SECONDS = 1.0  # how soon a server notices that its code changed
 
 
 def spawn(path: str) -> None:
@@ -197,136 +187,9 @@ def spawn(path: str) -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "vlk_memact.hosts.warm", path],
+            [sys.executable, "-m", "vlk_memact.hosts.warm_server", path],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )
     except OSError:
         pass  # no server: every hook answers in its own process, as with VLK_HOOK_SERVER=0
-
-
-def serve(path: str) -> None:
-    """Listen on path until idle or until the code changes; each connection is one event, answered by the
-    in-process code path."""
-    import contextlib
-    import fcntl
-    import json
-    import socket
-    import threading
-    import time
-
-    stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
-
-    from ..config import Settings
-    from ..engine import Memory
-    from . import commands, runner
-
-    lock = open(path + ".lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # another server owns this socket
-    own = Settings.from_env()
-    if os.path.exists(path):
-        os.unlink(path)  # a crashed server's socket: the lock says nobody listens on it
-    old_umask = os.umask(0o077)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    os.umask(old_umask)
-    listener.listen(64)
-    listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
-    memories: dict[tuple[Settings, str], Memory] = {}
-    guard = threading.Lock()
-
-    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
-        quick, project = runner.hook_target(settings, cwd)
-        with guard:
-            memory = memories.get((quick, project))
-            if memory is None:
-                if len(memories) >= 16:
-                    memories.pop(next(iter(memories))).close()
-                memory = memories[(quick, project)] = Memory(settings=quick, project=project)
-        return _Kept(memory)
-
-    def answer(conn: socket.socket) -> None:
-        with conn:
-            host = "?"
-            try:
-                request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
-                host = str(request.get("host"))
-                if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
-                    with contextlib.suppress(OSError):  # the hook answers in its process (a usage line)
-                        conn.sendall(marshal.dumps({"declined": True}))
-                    return
-                adapter = commands.host_module(host)
-                settings = Settings.from_env(request["env"])
-                skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
-                name, reply, problem = runner.answer_event(
-                    adapter.handle, request["event"], settings, skip=skip, opener=opener)
-            except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
-                name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
-            line = runner.report(host, name, problem, to_stderr=False) if problem else None
-            try:
-                text = json.dumps(reply, ensure_ascii=False) if reply else ""
-                conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
-            except OSError:
-                pass  # the hook gave up (its deadline): nothing to do
-
-    changed = threading.Event()
-    checked = [time.monotonic()]
-
-    def check_code() -> None:
-        """At most once a second, and never before a reply: a hook waits on its own answer only."""
-        now = time.monotonic()
-        with guard:
-            if now - checked[0] < CODE_CHECK_SECONDS:
-                return
-            checked[0] = now
-        if _code_stamp() != stamp:
-            changed.set()  # upgraded or edited: the next hook answers in its process and starts a new server
-
-    def serve_one(conn: socket.socket) -> None:
-        answer(conn)
-        check_code()
-
-    workers: list[threading.Thread] = []
-    last_request = time.monotonic()
-    try:
-        while not changed.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                if time.monotonic() - last_request >= own.hook_server_idle_seconds:
-                    break
-                check_code()
-                continue
-            last_request = time.monotonic()
-            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
-            worker.start()
-            workers = [w for w in workers if w.is_alive()] + [worker]
-    finally:
-        listener.close()
-        if os.path.exists(path):
-            os.unlink(path)
-        lock.close()  # a new server may take over the name while the last answers finish here
-        for worker in workers:
-            worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
-        for memory in memories.values():
-            memory.close()
-
-
-class _Kept:
-    """A cached Memory handed to one event: `with` must not close it."""
-
-    def __init__(self, memory: object) -> None:
-        self.memory = memory
-
-    def __enter__(self) -> object:
-        return self.memory
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-if __name__ == "__main__":
-    serve(sys.argv[1])

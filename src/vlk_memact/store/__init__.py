@@ -2,6 +2,7 @@
 
 A store hands out transactions; a transaction offers the few operations the engine needs. The
 engine never sees SQL or a driver type, so a new backend needs no engine change.
+May import core/ and config only; the one package that imports sqlite3 and psycopg.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..errors import ConfigError
-from ..model import (
+from ..core.errors import ConfigError
+from ..core.model import (
     Fix,
     NewFix,
     HostCall,

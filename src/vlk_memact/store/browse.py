@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from ..core.model import HostCall, Saving, SessionKey, SessionOverview, Slot
 from .dialect import SqlDialect, equalities
 from .rows import SLOT_SELECT, host_call_from_row, slot_from_row
 

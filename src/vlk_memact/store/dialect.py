@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import SessionKey
+from ..core.model import SessionKey
 
 SEPARATOR = "\x1f"  # between the searched fields, so that a match never spans two of them
 # The text a search looks in: a slot's log, file context, lesson and evidence, case-folded by vlk_fold()

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..model import Fix, NewFix, SessionKey
+from ..core.model import Fix, NewFix, SessionKey
 from .dialect import SqlDialect, equalities
 from .rows import FIX_COLUMNS, fix_from_record, fix_from_row, fix_record, fix_values
 

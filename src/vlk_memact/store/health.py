@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..checks import Check, failed, passed
+from ..core.checks import Check, failed, passed
 from .sqlite_errors import (
     SQLITE_CORRUPT,
     SQLITE_NOTADB,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..model import HostCall, NewHostCall, SessionKey
+from ..core.model import HostCall, NewHostCall, SessionKey
 from .dialect import SqlDialect, equalities, session_params
 from .rows import HOST_CALL_COLUMNS, host_call_from_row
 

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..config import mask_password
-from ..errors import ConfigError, StoreError
+from ..core.errors import ConfigError, StoreError
 
 try:
     import psycopg

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 
-from ..errors import (
+from ..core.errors import (
     DatabaseCorrupt,
     DatabaseLocked,
     DatabaseUnavailable,

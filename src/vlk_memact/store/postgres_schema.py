@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from psycopg import sql
 
-from ..errors import StoreError
+from ..core.errors import StoreError
 
 if TYPE_CHECKING:
     from psycopg import Connection

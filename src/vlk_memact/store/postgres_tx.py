@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from ..model import Fix, Retired, SessionKey, Slot, TemporalState
+from ..core.model import Fix, Retired, SessionKey, Slot, TemporalState
 from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT

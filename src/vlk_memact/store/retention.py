@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import SessionKey
+from ..core.model import SessionKey
 from .dialect import SESSION, SqlDialect, session_params
 from .rows import HOST_CALLS_PER_SESSION
 

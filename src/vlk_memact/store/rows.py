@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..model import (
+from ..core.model import (
     ConstraintType,
     Fix,
     FixStep,

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DatabaseCorrupt, InvalidInput, StoreError
+from ..core.errors import DatabaseCorrupt, InvalidInput, StoreError
 from .health import open_read_only
 from .sqlite_errors import path_of, sqlite_error
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import SessionKey
+from ..core.model import SessionKey
 from .browse import Browse
 from .dialect import session_params
 from .rows import HOST_CALL_COLUMNS, host_call_columns

@@ -18,7 +18,7 @@ try:
 except ImportError:  # not on Windows
     resource = None  # type: ignore[assignment]
 
-from ..errors import (
+from ..core.errors import (
     DatabaseCorrupt,
     DatabaseIOError,
     DatabaseLocked,

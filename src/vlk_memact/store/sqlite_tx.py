@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import Fix, Retired, SessionKey, Slot, TemporalState
+from ..core.model import Fix, Retired, SessionKey, Slot, TemporalState
 from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT

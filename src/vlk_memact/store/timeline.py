@@ -10,7 +10,7 @@ import json
 import uuid
 from collections.abc import Sequence
 
-from ..model import NewSlot, SessionKey, Slot, TemporalState
+from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from .dialect import SESSION, SqlDialect, session_params
 from .rows import SLOT_SELECT, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)

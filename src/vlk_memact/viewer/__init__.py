@@ -1,4 +1,5 @@
 """`vlk-memact ui`: a local web viewer of sessions, timelines, loops, lessons and the exact context.
+May import the engine, store/ (its read model), core/, config and server.transports; never cli/ or ops/.
 
 A thin edge over Memory, like the MCP server and the CLI: build_app() makes the Starlette app,
 serve_ui() binds and runs it. Read-only unless started with allow_write (revoke only).

@@ -26,13 +26,13 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .. import inputs
 from ..config import mask_password
+from ..core import inputs
+from ..core.errors import InvalidInput, NotFound, VlkError
+from ..core.model import SessionKey, Slot
+from ..core.redact import redact
+from ..core.render import estimate_tokens
 from ..engine import Memory
-from ..errors import InvalidInput, NotFound, VlkError
-from ..model import SessionKey, Slot
-from ..redact import redact
-from ..render import estimate_tokens
 from . import readmodel
 from .chart import savings_chart
 from .live import MAX_CLIENTS, ChangeStream

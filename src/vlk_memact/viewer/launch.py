@@ -15,9 +15,9 @@ import time
 import webbrowser
 from typing import TextIO
 
+from ..core.errors import ConfigError
 from ..engine import Memory
-from ..errors import ConfigError
-from ..serving import is_loopback
+from ..server.transports import is_loopback
 from .app import build_app, describe_database
 
 log = logging.getLogger(__name__)

@@ -10,13 +10,24 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .. import inputs
-from ..conflicts import find_conflicts
+from ..core import inputs
+from ..core.conflicts import find_conflicts
+from ..core.model import (
+    Conflict,
+    Fix,
+    FixStep,
+    HostCall,
+    Origin,
+    Retired,
+    Saving,
+    SessionKey,
+    SessionOverview,
+    Slot,
+    TemporalState,
+)
+from ..core.render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
 from ..engine import Memory
-from ..fix_memory import RETRY, match_keys, working
-from ..model import (Conflict, Fix, FixStep, HostCall, Origin, Retired, Saving, SessionKey, SessionOverview, Slot,
-                     TemporalState)
-from ..render import chars_tokens as tokens  # the one estimator, for characters summed in SQL
+from ..engine.fix_memory import RETRY, match_keys, working
 from ..store import Transaction
 
 TIMELINE_PAGE = 300  # slots per timeline page, newest page first

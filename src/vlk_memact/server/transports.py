@@ -21,9 +21,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .engine import Memory
-from .errors import ConfigError
-from .server import build_server
+from ..core.errors import ConfigError
+from ..engine import Memory
+from .tools import build_server
 
 log = logging.getLogger(__name__)
 

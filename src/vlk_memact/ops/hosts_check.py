@@ -14,14 +14,14 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from .checks import Check, failed, passed
+from ..core.checks import Check, failed, passed
 
 HOSTS = "hosts"
 
 
 def host_checks(project_dir: Path | None = None, home: Path | None = None) -> list[Check]:
     """Every host's vlk-memact installation for this project directory (each host module has its checks)."""
-    from .hosts import codex_install, install, opencode_install
+    from ..hosts import codex_install, install, opencode_install
 
     project_dir = (project_dir or Path.cwd()).resolve()
     home = home or install.home_dir()
@@ -31,7 +31,7 @@ def host_checks(project_dir: Path | None = None, home: Path | None = None) -> li
 
 def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:
     """Claude Code's vlk-memact hooks, MCP entries and plugin for this project directory."""
-    from .hosts import install
+    from ..hosts import install
 
     checks = _unreadable_files(install, project_dir, home)
     found = install.installations(project_dir, home)

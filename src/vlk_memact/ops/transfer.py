@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .engine import Memory
-from .errors import InvalidInput
+from ..core.errors import InvalidInput
+from ..engine import Memory
 
 FORMAT = "vlk-memact-export"
 VERSION = 1

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from .model import Fix, FixStep, SessionKey, Slot
-from .quoting import quoted_line
+from ..core.model import Fix, FixStep, SessionKey, Slot
+from ..core.quoting import quoted_line
 
 if TYPE_CHECKING:
-    from .engine import Memory
-    from .store import Transaction
+    from ..store import Transaction
+    from .base import MemoryBase
 
 FIX = "fix"
 RETRY = "retry"
@@ -123,7 +123,9 @@ def describe_fix(fix: Fix) -> str:
             f"\"{quoted_line(fix.error, 120)}\" {what}{demoted}")
 
 
-def list_fixes(memory: Memory, session: str | None = None, limit: int = 50, every_project: bool = False) -> list[Fix]:
+def list_fixes(
+    memory: MemoryBase, session: str | None = None, limit: int = 50, every_project: bool = False
+) -> list[Fix]:
     """The newest fixes of the memory's tenant and project (or of every project; or of one session)."""
     with memory.store.read() as tx:
         return tx.fixes(memory.tenant, None if every_project else memory.project, session, limit)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .fingerprint import Fingerprint, group
+from ..fingerprint import Fingerprint, group
 from .model import Slot
 from .quoting import neutralize, one_line
 

@@ -7,8 +7,8 @@ import logging
 import sys
 from pathlib import Path
 
-from .config import Settings
-from .errors import InvalidInput, VlkError
+from ..config import Settings
+from ..core.errors import InvalidInput, VlkError
 
 
 def doctor(args: argparse.Namespace) -> int:
@@ -33,8 +33,8 @@ def backup(args: argparse.Namespace, settings: Settings) -> int:
             "backup copies a SQLite database; for PostgreSQL use `vlk-memact export -o FILE` (lossless, loaded "
             "back with `vlk-memact import FILE`) or pg_dump."
         )
-    from .store.sqlite import sqlite_target
-    from .store.sqlite_backup import backup_sqlite
+    from ..store.sqlite import sqlite_target
+    from ..store.sqlite_backup import backup_sqlite
 
     report = backup_sqlite(sqlite_target(url, create_dirs=False), Path(args.file), settings.busy_timeout_ms)
     print(f"Backed up {report.source} to {report.destination}: {report.slots} slots, {report.pages} pages, "

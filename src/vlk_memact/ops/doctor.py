@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
 from typing import TextIO
 
-from .checks import Check, failed, passed
-from .config import Settings, detect_project, mask_password
-from .errors import VlkError
+from ..config import Settings, detect_project, mask_password
+from ..core.checks import Check, failed, passed
+from ..core.errors import VlkError
 
 CONFIG = "configuration"
 
@@ -30,7 +30,7 @@ def configuration_checks(settings: Settings | None, url: str | None, project: st
         "DATABASE_URL" if settings.database_url is not None else "default")
     effective = url if url is not None else settings.database_url
     if effective is None:
-        from .store.sqlite import default_path
+        from ..store.sqlite import default_path
 
         checks.append(passed(CONFIG, "DATABASE_URL", f"not set: the SQLite file {default_path()} (user data directory)"))
     elif effective.startswith(("postgresql://", "postgres://")):
@@ -67,13 +67,13 @@ def configuration_checks(settings: Settings | None, url: str | None, project: st
 
 def database_checks(url: str | None, settings: Settings) -> list[Check]:
     """The database checks of the backend the URL names (store/health.py)."""
-    from .store import health
+    from ..store import health
 
     if url is not None and url.startswith(("postgresql://", "postgres://")):
         return health.postgres_checks(url)
     if url is not None and not url.startswith("sqlite:"):
         return []  # reported by the configuration checks
-    from .store.sqlite import sqlite_target
+    from ..store.sqlite import sqlite_target
 
     try:
         target = sqlite_target(url, create_dirs=False)

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from . import fix_memory, render
-from .config import Settings
-from .engine import Memory
-from .errors import InvalidInput, VlkError
+from ..config import Settings
+from ..core import render
+from ..core.errors import InvalidInput, VlkError
+from ..engine import Memory, fix_memory
 
 log = logging.getLogger("vlk_memact")
 
@@ -100,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
         "(lossless; load it with `vlk-memact import FILE`) or pg_dump.")
     backup.add_argument("file", help="where to write the copy (replaced atomically)")
 
-    from .hosts.commands import register as register_hosts  # hook, install, uninstall
+    from ..hosts.commands import register as register_hosts  # hook, install, uninstall
 
     register_hosts(sub)
 
@@ -118,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("hook", "install", "uninstall"):
-        from .hosts.commands import run as run_host_command
+        from ..hosts.commands import run as run_host_command
 
         try:
             return run_host_command(args)  # a hook never fails: runner.run always returns 0
@@ -126,9 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Error: {exc}", file=sys.stderr)
             return 1
     if args.command == "doctor":  # before the settings are read: a bad one is one of its checks
-        from . import faults_cli
+        from ..ops import commands as ops_commands
 
-        return faults_cli.doctor(args)
+        return ops_commands.doctor(args)
     try:
         settings = Settings.from_env()
         logging.basicConfig(
@@ -141,14 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_demo()
         if args.command == "backup":
-            from . import faults_cli
+            from ..ops import commands as ops_commands
 
-            return faults_cli.backup(args, settings)
+            return ops_commands.backup(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)
             if args.command == "ui":
-                from .viewer import serve_ui
+                from ..viewer import serve_ui
 
                 serve_ui(memory.for_tenant(args.tenant), host=args.host, port=args.port, allow_write=args.allow_write,
                          allow_remote=args.allow_remote, extra_hosts=tuple(args.allowed_host), open_browser=args.open)
@@ -164,12 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "transport", "stdio") == "streamable-http":
-        from .serving import load_tokens, serve_http
+        from ..server.transports import load_tokens, serve_http
 
         tokens = load_tokens(args.tokens_file or settings.auth_tokens_file, settings.auth_tokens)
         serve_http(memory, tokens, args.host, args.port, args.allowed_host)
         return 0
-    from .server import build_server
+    from ..server import build_server
 
     # Under Claude Code the model's calls without session_id join the session its hooks write to.
     memory.default_session = settings.host_session_id
@@ -214,7 +214,7 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
             )
         )
     if args.command == "export":
-        from .transfer import export_memory
+        from ..ops.transfer import export_memory
 
         def progress(n: int) -> None:
             print(f"exported {n} records...", file=sys.stderr, flush=True)
@@ -229,7 +229,7 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
         print(f"Exported {count} records.", file=sys.stderr)
         return ""
     if args.command == "import":
-        from .transfer import import_memory
+        from ..ops.transfer import import_memory
 
         def progress_in(n: int) -> None:
             print(f"read {n} records...", file=sys.stderr, flush=True)

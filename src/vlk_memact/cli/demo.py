@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from .render import estimate_tokens
+from ..core.render import estimate_tokens
 
 SESSION = "demo-task"
 NEXT_SESSION = "demo-task-tomorrow"

@@ -1,0 +1,85 @@
+"""What every part of Memory shares: its settings, store, project and tenant, session keys, redaction.
+
+The parts (recording.py, history.py, context.py, lessons.py, admin.py) each add the methods of one
+responsibility; memory.py puts them together as the library API.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Self
+
+from ..config import Settings, detect_project
+from ..core import inputs
+from ..core.model import SessionKey
+from ..core.redact import redact
+from ..store import Store, open_store
+
+DEFAULT_TENANT = "local"
+
+
+class MemoryBase:
+    """The state of one Memory: a store seen as one tenant from one project."""
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        settings: Settings | None = None,
+        store: Store | None = None,
+        project: str | None = None,
+        tenant: str = DEFAULT_TENANT,
+        default_session: str | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else Settings.from_env()
+        # The session a call without session_id lands in: the host's, when a host names one (stdio server
+        # under Claude Code), so the model's own calls and the host's hooks share one session.
+        self.default_session = default_session
+        self.project = inputs.project(project or self.settings.project or detect_project())
+        self.tenant = tenant
+        self._tenants: dict[str, Self] = {}
+        if store is None:
+            url = database_url if database_url is not None else self.settings.database_url
+            store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)
+        self.store = store
+
+    def for_tenant(self, tenant: str) -> Self:
+        """The same store seen as another tenant: nothing of one tenant is visible to another."""
+        if tenant == self.tenant:
+            return self
+        view = self._tenants.get(tenant)
+        if view is None:
+            view = type(self)(settings=self.settings, store=self.store, project=self.project, tenant=tenant,
+                              default_session=self.default_session)
+            self._tenants[tenant] = view
+        return view
+
+    def for_project(self, project: str) -> Self:
+        """The same store and tenant seen from another project (the viewer browses every project)."""
+        if project == self.project:
+            return self
+        return type(self)(settings=self.settings, store=self.store, project=project, tenant=self.tenant)
+
+    def _key(self, session_id: Any) -> SessionKey:
+        if self.default_session and (session_id is None or (isinstance(session_id, str) and not session_id.strip())):
+            session_id = self.default_session
+        return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
+
+    def _redact(self, text: str | None, found: list[str]) -> Any:
+        """The text with recognisable secrets replaced (unless VLK_REDACT_SECRETS=0); kinds go to found."""
+        if text is None or not self.settings.redact_secrets:
+            return text
+        result = redact(text)
+        found.extend(result.kinds)
+        return result.text
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
