@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from vlk_memact.cli import _parser
+from vlk_memact.cli.main import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
