@@ -366,6 +366,13 @@ class Memory:
             fixes = lesson_fixes(tx, key, pipeline[0])
         return _context_result(key, budget, *pipeline, fixes=fixes)
 
+    def intercept_loops(self, session_id: Any = inputs.DEFAULT_SESSION) -> list[LoopReport]:
+        """The loops fetch_context would intercept now, intercepted by the same pipeline (consolidation included),
+        without rendering the context: a hook's failure event reads only the loops, on every failed tool call."""
+        key = self._key(session_id)
+        with self.store.write() as tx:
+            return self._pipeline(tx, key, logging.INFO)[3]
+
     def preview_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
         """What fetch_context would return now, by the same pipeline in a transaction that is rolled back."""
         key = self._key(session_id)
