@@ -285,7 +285,7 @@ def _fill(
     # it when it reaches the threshold).
     for slot, also, part, cost in present_parts:
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            part, cost = _cut_to_fit(slot, also, left)
+            part, cost = _cut_to_fit(slot, tuple(also), left)
         if cost <= left:
             fill.chosen[slot.id] = part
             left -= cost
@@ -294,7 +294,8 @@ def _fill(
     return fill
 
 
-def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
+@lru_cache(maxsize=256)  # the same slot cut to the same room again on the next fetch (see _present_part)
+def _cut_to_fit(slot: Slot, also: tuple[int, ...], left: int) -> tuple[str, int]:
     """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
     frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
     room = left - frame
