@@ -32,7 +32,8 @@ _STARTS: dict[str, str] = {
                  r"|File has not been read yet|File has been (?:unexpectedly )?modified since read"
                  r"|String to replace not found in file|Found \d+ matches of the string to replace"
                  r"|No changes to make: old_string and new_string are exactly the same"
-                 r"|File content \(\d+ tokens\) exceeds maximum allowed tokens|Claude Code settings\.json validation failed"
+                 r"|File content \(\d+ tokens\) exceeds maximum allowed tokens"
+                 r"|Claude Code settings\.json validation failed"
                  r"|(?:Error: )?(?:The )?tool \S+ is (?:not available|disabled)",
 }
 _HOLDS: dict[str, tuple[str, ...]] = {
