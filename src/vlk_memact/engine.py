@@ -15,6 +15,7 @@ from typing import Any
 from . import inputs
 from .config import Settings, detect_project
 from .conflicts import find_conflicts
+from .context_cache import ContextCache
 from .consolidate import plan_consolidation
 from .errors import NotFound
 from .fix_memory import error_fixes, lesson_fixes
@@ -78,6 +79,7 @@ class Memory:
         self.project = inputs.project(project or self.settings.project or detect_project())
         self.tenant = tenant
         self._tenants: dict[str, Memory] = {}
+        self._contexts = ContextCache()
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)
@@ -363,9 +365,17 @@ class Memory:
         key = self._key(session_id)
         budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.write() as tx:
+            stamp = tx.change_stamp() if hasattr(tx, "change_stamp") else None
+            kept = self._contexts.get((key, budget), stamp)
+            if kept is not None:
+                return kept  # nothing committed since this very result was computed (context_cache.py)
             pipeline = self._pipeline(tx, key, logging.INFO)
             fixes = lesson_fixes(tx, key, pipeline[0])
-        return _context_result(key, budget, *pipeline, fixes=fixes)
+            wrote = stamp is not None and tx.change_stamp() != stamp
+        result = _context_result(key, budget, *pipeline, fixes=fixes)
+        if not wrote:
+            self._contexts.put((key, budget), stamp, result)
+        return result
 
     def intercept_loops(self, session_id: Any = inputs.DEFAULT_SESSION) -> list[LoopReport]:
         """The loops fetch_context would intercept now, intercepted by the same pipeline (consolidation included),

@@ -338,6 +338,11 @@ class _SqliteTx(SqliteBrowse, SqliteFixes):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
+    def change_stamp(self) -> tuple[Any, int, int]:
+        """Equal across two transactions only if nothing was committed in between: PRAGMA data_version moves
+        with any other connection's commit, total_changes with this connection's writes (context_cache.py)."""
+        return self._conn, self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes
+
     def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
         digest = content_hash(tenant, raw_log, file_context, tool_payload)
         row = self._conn.execute(
