@@ -120,6 +120,8 @@ def hook_process(db: Path, pool: list[Any], runs: int) -> dict[str, Any]:
         "python -c 'import re' (what a generated console script imports first)": ([py, "-c", "import re"], b""),
         "python -c 'import _socket'": ([py, "-c", "import _socket"], b""),
         "python -c 'import json' (json imports re)": ([py, "-c", "import json"], b""),
+        "python -c 'import os; os._exit(0)' (no interpreter teardown: how the warm hook exits)": (
+            [py, "-c", "import os; os._exit(0)"], b""),
         "the hook's imports (hosts/warm.py)": ([py, "-c", "import vlk_memact.hosts.warm"], b""),
         "the in-process hook's imports (runner, claude_code)": (
             [py, "-c", "import vlk_memact.hosts.runner, vlk_memact.hosts.claude_code"], b""),
@@ -315,6 +317,7 @@ def markdown(report: dict[str, Any]) -> str:
     floor = cpu["floor: python -c pass"]
     hook_cpu = cpu["vlk-memact hook claude-code (PreToolUse, warm)"]
     re_cost = cpu["python -c 'import re' (what a generated console script imports first)"] - floor
+    teardown = floor - cpu["python -c 'import os; os._exit(0)' (no interpreter teardown: how the warm hook exits)"]
     lines += ["", f"Reading: the hook process costs {hook_cpu - floor:+.1f} ms of CPU over the floor "
               f"({hook_cpu / floor:.2f}x), the warm server's answer included (it runs in another process: the "
               "wall time adds its work and one round trip, section 2). A generated console script's `import re` "
@@ -322,8 +325,11 @@ def markdown(report: dict[str, Any]) -> str:
               "Interpreter flags: `-I` and `-s -E` change nothing measurable in a venv (the user site is one "
               "stat); `-S` skips `site`, which is the venv's packages and `.pth` files (an editable install "
               "lives there), so it is not safe, and installers drop flags from a script's `#!python` line "
-              "anyway. What is left beyond the floor is finding and loading the package's three small modules "
-              "and `_socket`, listed next; the in-process fallback imports the engine (the last rows above).", ""]
+              "anyway. The interpreter's teardown (module clean-up, garbage collection) costs the floor "
+              f"{teardown:.1f} ms: the warm hook flushes its answer and leaves by `os._exit` (warm.leave), so its "
+              "figure can sit below the floor's. What is left beyond the floor is finding and loading the "
+              "package's three small modules and `_socket`, listed next; the in-process fallback imports the "
+              "engine (the last rows above).", ""]
     lines += ["", "Modules the hook imports beyond `python -c pass` (`-X importtime`, self time, median us):", "",
               "| module | us |", "| --- | ---: |"]
     for name, value in hook["importtime_beyond_floor_us"].items():
@@ -340,9 +346,8 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["Reading: a PreToolUse is a few reads (the guard's facts), and so is a success in a session where "
               "nothing failed (no write, so no commit to wait for); a PostToolUseFailure is the record "
               "(redaction, fingerprint, one durable commit: its fsync is most of the sqlite3 `execute` time) "
-              "and then `fetch_context` for the loop check, which also renders the whole context although the "
-              "hook reads only its loops: the largest remaining share of the hook's own work, in "
-              "hosts/capture.py and the engine.", ""]
+              "and then `Memory.intercept_loops` for the loop check (the pipeline of fetch_context without "
+              "rendering the context, which the hook never reads), then the fix-memory lookup.", ""]
     lines += ["## 3. An MCP call", "", "The SDK client's output-schema check, us per result:", "",
               "| tool | published schema | pydantic's full schema of the same type | result bytes |",
               "| --- | ---: | ---: | ---: |"]

@@ -203,6 +203,16 @@ def test_every_loop_that_reached_three_is_archived_in_one_fetch(memory: Memory) 
     assert states(memory)["PRESENT"] == 0
 
 
+def test_intercept_loops_archives_what_fetch_context_would_and_renders_nothing(memory: Memory) -> None:
+    ids = [record(memory, "error A") for _ in range(3)]
+    other = record(memory, "error B")
+    loops = memory.intercept_loops()
+    assert [(loop.occurrences, sorted(loop.archived_ids)) for loop in loops] == [(3, sorted(ids))]
+    assert states(memory)["PRESENT"] == 1
+    context = memory.fetch_context()
+    assert not context.loops and f"[id:{loops[0].anchor_id}]" in context.text and f"[id:{other}]" in context.text
+
+
 def test_loop_detection_is_per_session(memory: Memory) -> None:
     for _ in range(3):
         record(memory, "boom", sid="a")

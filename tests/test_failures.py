@@ -69,3 +69,22 @@ def test_errors_that_name_nothing_are_generic(text: str) -> None:
                                   "make: *** No rule to make target 'clean'.  Stop."])
 def test_specific_errors_are_not_generic(text: str) -> None:
     assert not failures.is_generic(text)
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("npm ERR! «lint» failed\nSibling tool call errored", failures.SIBLING),
+    ("Ünïcode first, then <TOOL_USE_ERROR>String to replace not found</tool_use_error>", failures.INPUT_CHECK),
+    ("Opération refusée: the user DOESN'T want to proceed with this tool use", failures.PERMISSION),
+    ("Erreur: « was blocked. For security, Claude Code »", failures.PERMISSION),
+    ("Fehler: écrit, then cancelled: parallel tool call", failures.SIBLING),
+])
+def test_phrases_held_anywhere_are_found_in_any_case_in_ascii_and_other_text(text: str, kind: str) -> None:
+    assert failures.non_failure(text) == kind  # non-ASCII text takes the case-insensitive pattern
+    ascii_only = text.encode("ascii", "ignore").decode()
+    assert failures.non_failure(ascii_only) == kind  # ASCII text takes the lowered substring test
+    assert failures.non_failure("x" + ascii_only.swapcase()) == kind
+
+
+def test_a_real_failure_that_quotes_no_host_phrase_is_a_failure_in_any_script() -> None:
+    assert failures.non_failure("Exit code 1\nTypeError: Cannot read properties of undefined (reading 'map')") is None
+    assert failures.non_failure("Exit code 1\nОшибка: модуль не найден — tool_use") is None

@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from json.encoder import encode_basestring as _json_string
 
 from .model import (
@@ -210,9 +211,9 @@ def render_context(
     folded = fold_repeats(present)
     # Each part is rendered and priced once, for both passes (only a cut log depends on the room left).
     fixes = fixes or {}
-    constraint_parts = [(c.id, *_priced(constraint_lines(c, session_id, fixes.get(c.id)))) for c in constraints]
+    constraint_parts = [(c.id, *_constraint_part(c, session_id, fixes.get(c.id))) for c in constraints]
     heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
-    present_parts = [(s, folded[s.id], *_priced(present_lines(s, folded[s.id]))) for s in heads]
+    present_parts = [(s, folded[s.id], *_present_part(s, tuple(folded[s.id]))) for s in heads]
     fill = _fill(conflicts, constraint_parts, present_parts, left)
     if fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line that says so
         fill = _fill(conflicts, constraint_parts, present_parts, left - OMISSION_RESERVE)
@@ -244,6 +245,19 @@ def _priced(part: str) -> tuple[str, int]:
     return part, json_tokens(part)
 
 
+# Every fetch renders and prices the same constraints and PRESENT slots again: quoting and JSON-escaping them
+# is most of rendering. A Slot is immutable and wholly defined by its row (store/rows.py), so its text is
+# kept by value; bounded, since a slot can hold a 64K-character log.
+@lru_cache(maxsize=256)
+def _constraint_part(constraint: Slot, session_id: str, fix: str | None) -> tuple[str, int]:
+    return _priced(constraint_lines(constraint, session_id, fix))
+
+
+@lru_cache(maxsize=256)
+def _present_part(slot: Slot, also: tuple[int, ...]) -> tuple[str, int]:
+    return _priced(present_lines(slot, also))
+
+
 def _fill(
     conflicts: Sequence[Conflict],
     constraint_parts: Sequence[tuple[int, str, int]],
@@ -271,7 +285,7 @@ def _fill(
     # it when it reaches the threshold).
     for slot, also, part, cost in present_parts:
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            part, cost = _cut_to_fit(slot, also, left)
+            part, cost = _cut_to_fit(slot, tuple(also), left)
         if cost <= left:
             fill.chosen[slot.id] = part
             left -= cost
@@ -280,7 +294,8 @@ def _fill(
     return fill
 
 
-def _cut_to_fit(slot: Slot, also: Sequence[int], left: int) -> tuple[str, int]:
+@lru_cache(maxsize=256)  # the same slot cut to the same room again on the next fetch (see _present_part)
+def _cut_to_fit(slot: Slot, also: tuple[int, ...], left: int) -> tuple[str, int]:
     """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
     frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
     room = left - frame

@@ -14,6 +14,7 @@ from ..core import inputs
 from ..core.model import SessionKey
 from ..core.redact import redact
 from ..store import Store, open_store
+from .context_cache import ContextCache
 
 DEFAULT_TENANT = "local"
 
@@ -38,6 +39,7 @@ class MemoryBase:
         self.project = inputs.project(project or self.settings.project or detect_project())
         self.tenant = tenant
         self._tenants: dict[str, Self] = {}
+        self._contexts = ContextCache()
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)

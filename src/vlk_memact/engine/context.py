@@ -46,9 +46,24 @@ class Context(MemoryBase):
         key = self._key(session_id)
         budget = inputs.max_tokens(max_tokens, self.settings.context_max_tokens)
         with self.store.write() as tx:
+            stamp = tx.change_stamp() if hasattr(tx, "change_stamp") else None
+            kept = self._contexts.get((key, budget), stamp)
+            if kept is not None:
+                return kept  # nothing committed since this very result was computed (context_cache.py)
             pipeline = self._pipeline(tx, key, logging.INFO)
             fixes = lesson_fixes(tx, key, pipeline[0])
-        return _context_result(key, budget, *pipeline, fixes=fixes)
+            wrote = stamp is not None and tx.change_stamp() != stamp
+        result = _context_result(key, budget, *pipeline, fixes=fixes)
+        if not wrote:
+            self._contexts.put((key, budget), stamp, result)
+        return result
+
+    def intercept_loops(self, session_id: Any = inputs.DEFAULT_SESSION) -> list[LoopReport]:
+        """The loops fetch_context would intercept now, intercepted by the same pipeline (consolidation included),
+        without rendering the context: a hook's failure event reads only the loops, on every failed tool call."""
+        key = self._key(session_id)
+        with self.store.write() as tx:
+            return self._pipeline(tx, key, logging.INFO)[3]
 
     def preview_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
         """What fetch_context would return now, by the same pipeline in a transaction that is rolled back."""

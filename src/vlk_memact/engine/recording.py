@@ -79,7 +79,8 @@ class Recording(MemoryBase):
             if host_call is not None:
                 tx.add_host_call(key, host_call, slot.id)
             fixed = error_fixes(tx, key, fp.keys)  # fix memory: what fixed this error in another session
-        log.info("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
+        # DEBUG: one line on stderr per record (every failed tool call of a host) is noise, and a write per call.
+        log.debug("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
                  slot.id, content_id, key.session, slot.sequence_order)
         return RecordResult(
             session_id=key.session,

@@ -172,10 +172,10 @@ def _fix_note(memory: Memory, session_id: str, slot_id: int) -> str | None:
 
 def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
     """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None."""
-    context = memory.fetch_context(session_id=call.session_id)
+    loops = memory.intercept_loops(session_id=call.session_id)
     key = _session(memory, call.session_id)
     mode = memory.settings.hook_guard
-    mine = [loop for loop in context.loops if record.timeline_id in loop.archived_ids]
+    mine = [loop for loop in loops if record.timeline_id in loop.archived_ids]
     if mine:
         loop = mine[0]
         with memory.store.read() as tx:

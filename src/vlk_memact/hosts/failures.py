@@ -20,32 +20,36 @@ PERMISSION = "permission refusal"
 SIBLING = "sibling cancellation"
 INTERRUPT = "interrupt"
 
-# Order matters: a sibling cancellation is also tagged <tool_use_error>.
-_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (SIBLING, re.compile(r"Sibling tool call errored|Cancelled: parallel tool call", re.I)),
-    (INTERRUPT, re.compile(r"^\[Request interrupted by user|^Interrupted by user|^The user interrupted", re.I)),
-    (
-        PERMISSION,
-        re.compile(
-            r"The user doesn't want to (?:proceed with|take) this|STOP what you are doing and wait for the user"
-            r"|^Permission to use \S+ (?:has been|was) denied|haven't granted it yet|^Permission denied by"
-            r"|was blocked\. For security, Claude Code|^Claude Code (?:blocked|refused)"
-            r"|^Hook PreToolUse:\S* denied this tool|^Tool use (?:was )?denied",
-            re.I,
-        ),
-    ),
-    (
-        INPUT_CHECK,
-        re.compile(
-            r"<tool_use_error>|^InputValidationError|^Error: No such tool available|^No such tool available"
-            r"|^File has not been read yet|^File has been (?:unexpectedly )?modified since read"
-            r"|^String to replace not found in file|^Found \d+ matches of the string to replace"
-            r"|^No changes to make: old_string and new_string are exactly the same"
-            r"|^File content \(\d+ tokens\) exceeds maximum allowed tokens|^Claude Code settings\.json validation failed"
-            r"|^(?:Error: )?(?:The )?tool \S+ is (?:not available|disabled)",
-            re.I,
-        ),
-    ),
+# Order matters: a sibling cancellation is also tagged <tool_use_error>. Each kind is what its text starts with
+# (matched at the start only) and phrases it holds anywhere. Why not one search per kind: re.I tries every
+# alternative at every position of a 2,000-character error (~0.3 ms per failed tool call); for ASCII text,
+# ignoring case is lowering both sides, and a substring test of the lowered text costs microseconds.
+_STARTS: dict[str, str] = {
+    INTERRUPT: r"\[Request interrupted by user|Interrupted by user|The user interrupted",
+    PERMISSION: r"Permission to use \S+ (?:has been|was) denied|Permission denied by|Claude Code (?:blocked|refused)"
+                r"|Hook PreToolUse:\S* denied this tool|Tool use (?:was )?denied",
+    INPUT_CHECK: r"InputValidationError|Error: No such tool available|No such tool available"
+                 r"|File has not been read yet|File has been (?:unexpectedly )?modified since read"
+                 r"|String to replace not found in file|Found \d+ matches of the string to replace"
+                 r"|No changes to make: old_string and new_string are exactly the same"
+                 r"|File content \(\d+ tokens\) exceeds maximum allowed tokens"
+                 r"|Claude Code settings\.json validation failed"
+                 r"|(?:Error: )?(?:The )?tool \S+ is (?:not available|disabled)",
+}
+_HOLDS: dict[str, tuple[str, ...]] = {
+    SIBLING: ("Sibling tool call errored", "Cancelled: parallel tool call"),
+    PERMISSION: ("The user doesn't want to proceed with this", "The user doesn't want to take this",
+                 "STOP what you are doing and wait for the user", "haven't granted it yet",
+                 "was blocked. For security, Claude Code"),
+    INPUT_CHECK: ("<tool_use_error>",),
+}
+# (kind, start pattern, phrases lowered, phrases as a case-insensitive pattern for non-ASCII text), in order.
+_KINDS: tuple[tuple[str, re.Pattern[str] | None, tuple[str, ...], re.Pattern[str] | None], ...] = tuple(
+    (kind,
+     re.compile(_STARTS[kind], re.I) if kind in _STARTS else None,
+     tuple(p.lower() for p in _HOLDS.get(kind, ())),
+     re.compile("|".join(map(re.escape, _HOLDS[kind])), re.I) if kind in _HOLDS else None)
+    for kind in (SIBLING, INTERRUPT, PERMISSION, INPUT_CHECK)
 )
 _EXIT = re.compile(r"^\s*(?:Exit code|exit status)\s*-?\d+\s*", re.I)
 # Errors that name nothing: carried into no later session, and no ground for a denial.
@@ -62,8 +66,13 @@ def non_failure(error: str | None) -> str | None:
     text = (error or "").strip()
     if text.startswith("Error: "):
         text = text[len("Error: "):]
-    for kind, pattern in _KINDS:
-        if pattern.search(text[:2000]):
+    text = text[:2000]
+    lowered = text.lower() if text.isascii() else None
+    for kind, at_start, phrases, anywhere in _KINDS:
+        if at_start is not None and at_start.match(text):
+            return kind
+        if anywhere is not None and (any(p in lowered for p in phrases) if lowered is not None
+                                     else anywhere.search(text)):
             return kind
     return None
 

@@ -35,6 +35,11 @@ class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
+    def change_stamp(self) -> tuple[Any, int, int]:
+        """Equal across two transactions only if nothing was committed in between: PRAGMA data_version moves
+        with any other connection's commit, total_changes with this connection's writes (context_cache.py)."""
+        return self._conn, self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes
+
     # ---- driver calls ----
 
     def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -95,8 +95,10 @@ class Timeline(SqlDialect):
 
     def count_fingerprint(self, key: SessionKey, fingerprint: str) -> list[int]:
         rows = self._rows(
+            # `+`: sort the few rows of this fingerprint (idx_timeline_fingerprint) instead of walking every
+            # PRESENT slot of the session in order (idx_timeline_active_context), which SQLite picks otherwise.
             "SELECT t.id FROM agent_timeline t WHERE" + SESSION + "AND t.temporal_state = 'PRESENT' "
-            "AND t.fingerprint = ? ORDER BY t.sequence_order",
+            "AND t.fingerprint = ? ORDER BY +t.sequence_order",
             (*session_params(key), fingerprint),
         )
         return [r[0] for r in rows]
