@@ -60,7 +60,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from . import fingerprint as _fingerprint_text
+from .dispatch import fingerprint as _fingerprint_text
 from .core import _CODE, Fingerprint
 
 #: Different values a position must show, among records that agree elsewhere, to be a parameter.

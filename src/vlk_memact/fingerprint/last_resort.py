@@ -1,0 +1,90 @@
+"""What is left when no family recognised the output: an exit status keyed with the line that explains it,
+else that most informative line alone, masked."""
+
+from __future__ import annotations
+
+import re
+
+from .core import _LINE_CAP, Fingerprint, _make, _mask_log
+
+
+# Exit codes: only meaningful together with the line that explains them ---------------------
+_EXIT = re.compile(
+    r"(?:exit(?:ed with)? (?:status|code)|returned non-zero exit status|Error) (\d{1,3})\b",
+    re.I,
+)
+_ERROR_WORD = re.compile(
+    r"\b(?:error|errors|fail|failed|failure|fatal|exception|panic|panicked|traceback|denied|refused"
+    r"|not found|cannot|can't|unable|invalid|timed? ?out|abort(?:ed)?|missing|undefined|unknown)\b",
+    re.I,
+)
+
+
+# Every word of ``_ERROR_WORD`` starts with one of these (ignoring case): a case-insensitive regex led
+# by ``\b`` is tried at every position, a fast string search finds where the first one could start.
+_ERROR_STEMS = (
+    "error", "fail", "fatal", "exception", "panic", "traceback", "denied", "refused", "not found",
+    "cannot", "can't", "unable", "invalid", "time", "abort", "missing", "undefined", "unknown",
+)  # fmt: skip
+_EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
+
+
+def _first_stem(text: str, stems: tuple[str, ...]) -> int:
+    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
+
+    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
+    other text gets 0, a place no later than any match.
+    """
+    if not text.isascii():
+        return 0
+    lower = text.lower()
+    first = -1
+    for stem in stems:
+        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
+        if found >= 0:
+            first = found
+    return first
+
+
+def _informative_line(lines: list[str]) -> str:
+    """The line most likely to name the error: an error word that is not an exit-status line."""
+    nonempty = [ln for ln in lines if ln.strip()]
+    if len(nonempty) == 1:
+        return nonempty[0][:_LINE_CAP]
+    cuts = [line[:_LINE_CAP] for line in nonempty]
+    # One search over the joined lines finds the next line with an error word: neither regex can
+    # match across a line break, and a break is a non-word character like the end of a line.
+    joined = "\n".join(cuts)
+    first = _first_stem(joined, _ERROR_STEMS)
+    found = _ERROR_WORD.search(joined, first) if first >= 0 else None
+    while found:
+        begin = joined.rfind("\n", 0, found.start()) + 1
+        end = joined.find("\n", found.start())
+        cut = joined[begin:] if end < 0 else joined[begin:end]
+        if not _EXIT.search(cut):
+            return cut
+        found = _ERROR_WORD.search(joined, end + 1) if end >= 0 else None
+    for cut in reversed(cuts):
+        if not _EXIT.search(cut):
+            return cut
+    return cuts[-1] if cuts else ""
+
+
+def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
+    """A non-zero exit status, keyed with the line that explains it (alone it joins anything)."""
+    if "xit" not in text and "Error " not in text and "exit" not in text:
+        return None
+    if sum(1 for line in lines if line.strip()) < 2:
+        return None
+    if _first_stem(text, _EXIT_STEMS) < 0:
+        return None  # no line can hold an exit status: skip the case-insensitive scan of every line
+    for line in reversed(lines):
+        match = _EXIT.search(line[:_LINE_CAP])
+        if match:
+            return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
+    return None
+
+
+def _fallback(text: str, lines: list[str]) -> Fingerprint:
+    """No family recognised: the masked most informative line."""
+    return _make("fallback", _mask_log(_informative_line(lines)))

@@ -1,0 +1,108 @@
+"""The Python families: tracebacks, linter findings (flake8) and pytest failures."""
+
+from __future__ import annotations
+
+import re
+
+from .core import _LINE_CAP, Fingerprint, _basename, _contains_any, _make, _mask_message
+from .line_search import _first_match, _line_matches
+
+
+# Python ----------------------------------------------------------------------------
+_PY_FRAME_AT = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')  # after blanks
+_PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
+_PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
+_LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented, non-empty line
+
+
+def _python_frames(text: str) -> list[re.Match[str]]:
+    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line.
+
+    The regex is led by its literal, so the scan jumps between ``File "``; a ``^[ \t]*``-led one (the
+    same matches) is tried at every position of a long traceback.
+    """
+    frames = []
+    for match in _PY_FRAME_AT.finditer(text):
+        start = match.start()
+        if not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            frames.append(match)
+    return frames
+
+
+def _python_frame(frames: list[re.Match[str]]) -> str:
+    """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
+    for frame in reversed(frames):
+        if not _contains_any(frame.group(1), _PY_LIBRARY):
+            break
+    else:  # only library frames: the innermost one
+        frame = frames[-1]
+    path, func = frame.group(1), frame.group(2)
+    return f"{_basename(path)}:{func}" if func else _basename(path)
+
+
+def _python_exception(text: str, start: int) -> tuple[str, str] | None:
+    """The exception line that ends a traceback: the first unindented line after the last frame's line."""
+    for found in _LINE_AFTER.finditer(text, start):
+        begin = found.end()
+        end = text.find("\n", begin)
+        line = text[begin:] if end == -1 else text[begin:end]
+        if not line.strip():
+            continue
+        match = _PY_EXC.fullmatch(line.strip()[:_LINE_CAP])
+        return (match.group(1), match.group(2) or "") if match else None
+    return None
+
+
+def _python(text: str, lines: list[str]) -> Fingerprint | None:
+    """A traceback: exception class, masked message, innermost in-project frame."""
+    if 'File "' not in text:
+        return None
+    frames = _python_frames(text)
+    exc = _python_exception(text, frames[-1].end()) if frames else None
+    if exc is None:
+        return None
+    cls, message = exc
+    body = f"{cls}: {_mask_message(message)}" if message.strip() else cls
+    return _make("python", f"{body}@{_python_frame(frames)}")
+
+
+# Linters (flake8 output; the edit tool of SWE-agent lists them under ``ERRORS:``) -------------
+_LINT = re.compile(
+    r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
+)
+_FLAKE8_CUE = re.compile(r": [EFWC]")  # one scan led by ": " instead of four substring scans
+_LINT_LOCATION = re.compile(r":\d+:\d+: ")  # what a finding line holds unless it starts with "- "
+# What every finding holds: its location's ": " or the list's "- " before a code, or its class's end.
+_LINT_HOLDS = (": E", ": F", ": W", ": C", "- E", "- F", "- W", "- C", "Warning: ", "Error: ")
+
+
+def _lint(text: str, lines: list[str]) -> Fingerprint | None:
+    """Key on the distinct findings (up to three): together they are the error."""
+    if "ERRORS:\n- " not in text and not _FLAKE8_CUE.search(text):
+        return None
+    if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
+        return None  # no line can hold a finding
+    findings: dict[str, None] = {}
+    for m in _line_matches(_LINT, text, _LINT_HOLDS):
+        findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
+        if len(findings) == 3:  # the key holds the first three distinct findings
+            break
+    return _make("lint", "; ".join(findings)) if findings else None
+
+
+# pytest ----------------------------------------------------------------------------
+_PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
+_PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
+
+
+def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
+    """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
+    if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
+        return None  # no summary line
+    match = _first_match(_PYTEST, text, ("FAILED ", "ERROR "))
+    if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
+        return None
+    status, nodeid, message = match.groups()
+    if not message:  # collection errors carry the reason only in their last ``E`` line
+        message = next((m.group(1) for m in reversed(list(_PYTEST_E.finditer(text, 0, match.start())))), "")
+    return _make("test", f"pytest {status} {nodeid} - {_mask_message(message)}")
