@@ -1,4 +1,5 @@
-"""Fixtures named after what they give: a fresh Memory on each store, a database file, the anyio backend."""
+"""Fixtures named after what they give: a fresh Memory on each store, a database file, the anyio backend,
+the viewer on a seeded memory."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from vlk_memact import Memory, Settings
+
+if TYPE_CHECKING:
+    from viewer_site import Site
 
 PROJECT = "test-project"
 
@@ -114,3 +119,23 @@ def file_memory(db_path: Path, settings: Settings) -> Iterator[Memory]:
     """Always SQLite: for tests that open the file themselves."""
     with Memory(f"sqlite:///{db_path}", settings=settings, project=PROJECT) as m:
         yield m
+
+
+# ---- the viewer ----
+# Imported inside the fixtures: Starlette and the viewer load only for the tests that use them.
+
+
+@pytest.fixture
+def site(memory: Memory) -> Iterator[Site]:
+    """The viewer on a seeded memory (tests/viewer_site.py), read-only as `vlk-memact ui` starts."""
+    from viewer_site import open_site
+
+    yield open_site(memory, allow_write=False)
+
+
+@pytest.fixture
+def writable(memory: Memory) -> Iterator[Site]:
+    """The same viewer started with --allow-write."""
+    from viewer_site import open_site
+
+    yield open_site(memory, allow_write=True)

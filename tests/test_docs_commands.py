@@ -3,9 +3,8 @@
 A `vlk-memact ...` command (in a fenced shell block or in inline code) must parse with the real CLI
 parser, and the safe ones run, each in a throwaway home, repository and database, and must exit 0.
 A `python bench/X.py ...` command must name an existing script whose `--help` knows its flags. Any
-other command of a shell block is either run here or listed in NOT_RUN with the reason. JSON blocks
-parse, Python blocks run, every relative link and image resolves (anchors included), and every docs
-page is reachable from the README.
+other command of a shell block is either run here or listed in NOT_RUN with the reason. The pages'
+other blocks are checked by tests/test_docs_blocks.py, their links and paths by tests/test_docs_links.py.
 """
 
 from __future__ import annotations
@@ -24,18 +23,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from docs_pages import PAGES, ROOT, SHELLS, blocks, inline_code, relative
 
 from vlk_memact.cli.main import _parser
-
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-SHELLS = {"bash", "sh", "shell", "console"}
-CHECKED_LANGUAGES = SHELLS | {"json", "python"}
-UNCHECKED_LANGUAGES = {
-    "text": "output or pictures, not input",
-    "nginx": "a reverse-proxy snippet: nginx is not part of the test environment; the server it forwards to is "
-    "started by tests/test_http.py",
-}
 
 # Commands of shell blocks that this test does not run, each with why (matched on the command's text).
 NOT_RUN = {
@@ -89,52 +79,6 @@ class Shown:
 
     def __str__(self) -> str:
         return f"{self.page}:{self.line}: {self.text}"
-
-
-@dataclass(frozen=True)
-class Block:
-    page: str
-    line: int
-    language: str
-    body: str
-
-
-def _relative(path: Path) -> str:
-    return str(path.relative_to(ROOT))
-
-
-def blocks(path: Path) -> list[Block]:
-    found, language, start, body = [], None, 0, []
-    for number, line in enumerate(path.read_text().split("\n"), 1):
-        fence = line.strip()
-        if fence.startswith("```"):
-            if language is None:
-                language, start, body = fence[3:].strip(), number, []
-            else:
-                found.append(Block(_relative(path), start, language, "\n".join(body)))
-                language = None
-        elif language is not None:
-            body.append(line)
-    assert language is None, f"{path}: a fence opened on line {start} is never closed"
-    return found
-
-
-def prose(path: Path) -> str:
-    """The page with its fenced blocks blanked, line numbers kept."""
-    lines, inside = [], False
-    for line in path.read_text().split("\n"):
-        if line.strip().startswith("```"):
-            inside = not inside
-            lines.append("")
-        else:
-            lines.append("" if inside else line)
-    return "\n".join(lines)
-
-
-def inline_code(path: Path) -> list[tuple[int, str]]:
-    text = prose(path)
-    return [(text.count("\n", 0, m.start()) + 1, " ".join(m.group(2).split()))
-            for m in re.finditer(r"(`+)(.+?)\1", text, re.S)]
 
 
 def simple_commands(script: str) -> list[list[str]]:
@@ -211,7 +155,7 @@ def shown_commands() -> list[Shown]:
             if len(commands) != 1:
                 continue  # a pipeline or a notation such as `opencode|codex`: not one command line
             if vlk_arguments(commands[0]) is not None or bench_arguments(commands[0]) is not None:
-                found.append(Shown(_relative(path), number, code, False))
+                found.append(Shown(relative(path), number, code, False))
     return found
 
 
@@ -409,109 +353,6 @@ def test_other_shell_commands_are_run_or_listed(shown: Shown) -> None:
 def test_not_run_lists_only_commands_still_shown() -> None:
     shown = {s.text for s in OTHER}
     assert set(NOT_RUN) <= shown, set(NOT_RUN) - shown
-
-
-def test_every_fence_names_a_known_language() -> None:
-    for path in PAGES:
-        for block in blocks(path):
-            assert block.language in CHECKED_LANGUAGES | set(UNCHECKED_LANGUAGES), (
-                f"{block.page}:{block.line}: a fence without a language this test knows ({block.language!r})")
-
-
-def test_json_blocks_parse() -> None:
-    found = [b for p in PAGES for b in blocks(p) if b.language == "json"]
-    assert found
-    for block in found:
-        json.loads(block.body)
-
-
-@pytest.mark.slow
-def test_python_blocks_run(tmp_path: Path) -> None:
-    """The library example, against a temporary database instead of /tmp/agent.db."""
-    found = [b for p in PAGES for b in blocks(p) if b.language == "python"]
-    assert found
-    for number, block in enumerate(found):
-        source = re.sub(r"sqlite:///[^\"']+", f"sqlite:///{tmp_path}/example{number}.db", block.body)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("VLK_", "DATABASE_URL"))}
-        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=120, env=env)
-        assert done.returncode == 0, f"{block.page}:{block.line}:\n{done.stderr[-2000:]}"
-
-
-def slug(heading: str) -> str:
-    """GitHub's anchor of a heading."""
-    text = re.sub(r"[`*_]|<[^>]+>", "", heading.strip().lower())
-    text = re.sub(r"\]\([^)]*\)", "", text).replace("[", "")
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
-def anchors(path: Path) -> set[str]:
-    seen: dict[str, int] = {}
-    for line in prose(path).split("\n"):
-        match = re.match(r"#{1,6}\s+(.*)", line)
-        if match:
-            base = slug(match.group(1))
-            count = seen.get(base, 0)
-            seen[base] = count + 1
-            if count:
-                seen[f"{base}-{count}"] = 1
-    return set(seen)
-
-
-def links(path: Path) -> list[tuple[int, str]]:
-    text = re.sub(r"(`+).+?\1", lambda m: " " * len(m.group(0)), prose(path), flags=re.S)
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1))
-            for m in re.finditer(r"\]\(\s*([^)\s]+)(?:\s+\"[^\"]*\")?\s*\)", text)]
-
-
-def test_relative_links_and_images_resolve() -> None:
-    checked, broken = 0, []
-    for path in PAGES:
-        for number, target in links(path):
-            if re.match(r"[a-z][a-z+.-]*:", target):
-                continue  # http:, https:, mailto:
-            checked += 1
-            file, _, anchor = target.partition("#")
-            resolved = (path.parent / file).resolve() if file else path
-            where = f"{_relative(path)}:{number}: {target}"
-            if not resolved.exists():
-                broken.append(f"{where} names no file")
-            elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
-                broken.append(f"{where}: no such heading in {_relative(resolved)}")
-    assert checked > 40
-    assert not broken, "\n".join(broken)
-
-
-def test_every_docs_page_and_image_is_reachable_from_the_readme() -> None:
-    reached, todo = set(), [ROOT / "README.md"]
-    while todo:
-        page = todo.pop()
-        if page in reached:
-            continue
-        reached.add(page)
-        for _, target in links(page):
-            file = target.partition("#")[0]
-            if file and not re.match(r"[a-z][a-z+.-]*:", file):
-                resolved = (page.parent / file).resolve()
-                if resolved.suffix == ".md" and resolved.exists():
-                    todo.append(resolved)
-                else:
-                    reached.add(resolved)
-    docs = {p.resolve() for p in (ROOT / "docs").iterdir() if p.suffix in {".md", ".png"}}
-    assert not docs - reached, sorted(_relative(p) for p in docs - reached)
-
-
-REPOSITORY_PATH = r"(?<![\w./-])((?:bench|tests|scripts|hooks|\.ci|vlk_memact)/[\w./-]*\w)"
-
-
-def test_paths_the_pages_name_exist() -> None:
-    """A file of this repository named in inline code (`bench/guard.py`, `vlk_memact/hosts/guard.py`) exists."""
-    for path in PAGES:
-        for number, code in inline_code(path):
-            for token in re.findall(REPOSITORY_PATH, code):
-                if token.startswith("hooks/") and "." not in token:
-                    continue  # Codex's `hooks/list` is a method of its app-server, not a file
-                where = ROOT / "src" / token if token.startswith("vlk_memact/") else ROOT / token
-                assert where.exists(), f"{_relative(path)}:{number}: `{token}` does not exist"
 
 
 def test_a_broken_command_fails_the_checks(tmp_path: Path) -> None:
