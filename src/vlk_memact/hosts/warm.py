@@ -73,7 +73,9 @@ def socket_path() -> str:
         info = os.stat(folder)
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise PermissionError(f"{folder} is not private to this user")
-    identity = "\x1f".join((sys.executable, _PACKAGE, os.environ.get("HOME", ""),
+    # sys.prefix, not sys.executable: `python` and `python3` of one environment are one installation (a
+    # script's #! line may name either), while two environments never share a server.
+    identity = "\x1f".join((sys.prefix, _PACKAGE, os.environ.get("HOME", ""),
                             os.environ.get("XDG_DATA_HOME", ""), str(PROTOCOL)))
     return os.path.join(folder, f"hooks-{_digest(identity)}.sock")
 
