@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..fingerprint import Fingerprint, group
 from .model import Slot
@@ -83,8 +84,12 @@ def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
 
 def _stored(slot: Slot) -> Fingerprint:
     """The slot's stored fingerprint (the engine refreshes older versions before grouping)."""
-    key = slot.fingerprint or ""
-    keys = slot.fingerprint_keys or ((key,) if key else ())
+    return _stored_fingerprint(slot.fingerprint or "", slot.fingerprint_keys)
+
+
+@lru_cache(maxsize=4096)  # every fetch groups the same PRESENT slots again; a Fingerprint is immutable
+def _stored_fingerprint(key: str, fingerprint_keys: tuple[str, ...]) -> Fingerprint:
+    keys = fingerprint_keys or ((key,) if key else ())
     return Fingerprint(key.split(":", 1)[0] if ":" in key else "", key, tuple(keys))
 
 

@@ -107,10 +107,14 @@ def constraint_lines(constraint: Slot, session_id: str | None = None, fix: str |
 
 def present_lines(slot: Slot, also: Sequence[int] = (), raw_log: str | None = None) -> str:
     """A PRESENT slot's entry; raw_log, when given, is shown instead of the slot's own (a log cut to fit)."""
-    where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
+    return _present_entry(slot.id, slot.file_context, slot.raw_log if raw_log is None else raw_log, also)
+
+
+def _present_entry(slot_id: int, file_context: str | None, log: str | None, also: Sequence[int]) -> str:
+    """present_lines from the only fields it shows."""
+    where = f"File: {quoted_line(file_context, 300)}" if file_context else ""
     same = f"(the same error also as {', '.join(f'#{i}' for i in also)}) " if also else ""
-    log = slot.raw_log if raw_log is None else raw_log
-    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
+    return f"[id:{slot_id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
 
 
 def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
@@ -253,9 +257,16 @@ def _constraint_part(constraint: Slot, session_id: str, fix: str | None) -> tupl
     return _priced(constraint_lines(constraint, session_id, fix))
 
 
-@lru_cache(maxsize=256)
 def _present_part(slot: Slot, also: tuple[int, ...]) -> tuple[str, int]:
-    return _priced(present_lines(slot, also))
+    return _present_part_of(slot.id, slot.file_context, slot.raw_log, also)
+
+
+# Keyed by the fields shown rather than by the Slot: hashing every field of every PRESENT slot on each fetch
+# cost more than the lookups it served.
+@lru_cache(maxsize=256)
+def _present_part_of(slot_id: int, file_context: str | None, raw_log: str | None,
+                     also: tuple[int, ...]) -> tuple[str, int]:
+    return _priced(_present_entry(slot_id, file_context, raw_log, also))
 
 
 def _fill(
@@ -285,7 +296,7 @@ def _fill(
     # it when it reaches the threshold).
     for slot, also, part, cost in present_parts:
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            part, cost = _cut_to_fit(slot, tuple(also), left)
+            part, cost = _cut_to_fit(slot.id, slot.file_context, slot.raw_log or "", tuple(also), left)
         if cost <= left:
             fill.chosen[slot.id] = part
             left -= cost
@@ -295,13 +306,15 @@ def _fill(
 
 
 @lru_cache(maxsize=256)  # the same slot cut to the same room again on the next fetch (see _present_part)
-def _cut_to_fit(slot: Slot, also: tuple[int, ...], left: int) -> tuple[str, int]:
-    """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
-    frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
+def _cut_to_fit(
+    slot_id: int, file_context: str | None, raw_log: str, also: tuple[int, ...], left: int
+) -> tuple[str, int]:
+    """The slot's entry with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
+    frame = json_tokens(_present_entry(slot_id, file_context, "", also)) + 1
     room = left - frame
     part, cost = "", left + 1
     for _ in range(6):  # escaping (newlines, quotes, control characters) makes a cut log cost more
-        part = present_lines(slot, also, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0)))
+        part = _present_entry(slot_id, file_context, truncate_to_tokens(raw_log, max(room, 0)), also)
         cost = json_tokens(part)
         if cost <= left or room <= 0:
             break

@@ -78,7 +78,7 @@ class Context(MemoryBase):
         self, tx: Transaction, key: SessionKey, level: int
     ) -> tuple[list[Slot], list[Slot], list[Conflict], list[LoopReport], list[MergeReport]]:
         """(constraints, PRESENT slots, conflicts, loops, merges) after the pipeline ran in tx."""
-        present = self._refresh_fingerprints(tx, tx.slots(key, TemporalState.PRESENT), level)
+        present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), level)
         loops = self._intercept_loops(tx, key, present, level)
         archived = {i for loop in loops for i in loop.archived_ids}
         present = [s for s in present if s.id not in archived]
