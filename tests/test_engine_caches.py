@@ -17,7 +17,10 @@ import pytest
 
 from vlk_memact import Memory
 from vlk_memact.config import Settings
-from vlk_memact.core.model import FixStep, NewFix, SessionKey, TemporalState
+from vlk_memact.core.loops import detect_loops
+from vlk_memact.core.model import FixStep, NewFix, Origin, SessionKey, Slot, TemporalState
+from vlk_memact.engine.loop_memo import LoopMemo
+from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint
 
 PROJECT = "test-project"
 SESSIONS = ("s1", "s2")
@@ -141,3 +144,34 @@ def test_a_record_then_a_fetch_reads_no_row_again(file_memory: Memory) -> None:
         conn.set_trace_callback(None)
     assert "error C" in result.text
     assert not [q for q in reads if "agent_timeline t" in q and "PRESENT" in q], reads
+
+
+def _slot(i: int, rng: random.Random) -> Slot:
+    """A PRESENT slot with a stored fingerprint: anchored keys drawn from a few (so a new slot can bridge two
+    groups), or a fallback line with a word parameter (stage 2 of fingerprint.group)."""
+    if rng.random() < 0.3:
+        text = f"connection to host {rng.choice(HOSTS)} closed by remote peer during the handshake stage {i % 2}"
+        fp = fingerprint(text)
+        key, keys = fp.key, fp.keys
+    else:
+        keys = tuple(sorted({f"python:E{rng.randrange(9)}" for _ in range(rng.randrange(1, 3))}))
+        key, text = keys[0], f"Traceback {i}: {' '.join(keys)}"
+    return Slot(id=i, session_id="s", sequence_order=i, temporal_state=TemporalState.PRESENT, origin=Origin.RECORD,
+                created_at="2026-01-01 00:00:00", raw_log=text, fingerprint=key, fingerprint_keys=keys,
+                fingerprint_version=FINGERPRINT_VERSION)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_loop_memo_groups_as_detect_loops(seed: int) -> None:
+    """Appending (the incremental path), archiving what looped and dropping slots (a fresh grouping)."""
+    rng = random.Random(seed)
+    memo, key, present = LoopMemo(), SessionKey("local", PROJECT, "s"), []
+    for i in range(1, 400):
+        present.append(_slot(i, rng))
+        if rng.random() < 0.05:
+            present.pop(rng.randrange(len(present)))
+        found = memo.detect(key, present, 3)
+        assert found == detect_loops(present, 3)
+        if found and rng.random() < 0.7:
+            archived = {i for g in found for i in g.slot_ids}
+            present = [s for s in present if s.id not in archived]

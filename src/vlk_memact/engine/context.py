@@ -10,7 +10,6 @@ from typing import Any
 from ..core import inputs
 from ..core.conflicts import find_conflicts
 from ..core.consolidate import plan_consolidation
-from ..core.loops import detect_loops
 from ..core.model import (
     Conflict,
     ConstraintType,
@@ -109,7 +108,7 @@ class Context(MemoryBase):
     def _intercept_loops(
         self, tx: Transaction, key: SessionKey, present: list[Slot], level: int
     ) -> list[LoopReport]:
-        groups = detect_loops(present, self.settings.loop_threshold)
+        groups = self._loops.detect(key, present, self.settings.loop_threshold)
         if not groups:
             return []
         reports = []
