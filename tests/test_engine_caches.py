@@ -17,6 +17,7 @@ import pytest
 
 from vlk_memact import Memory
 from vlk_memact.config import Settings
+from vlk_memact.core import render
 from vlk_memact.core.loops import detect_loops
 from vlk_memact.core.model import FixStep, NewFix, Origin, SessionKey, Slot, TemporalState
 from vlk_memact.engine.loop_memo import LoopMemo
@@ -175,3 +176,22 @@ def test_the_loop_memo_groups_as_detect_loops(seed: int) -> None:
         if found and rng.random() < 0.7:
             archived = {i for g in found for i in g.slot_ids}
             present = [s for s in present if s.id not in archived]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_render_bounds_never_exceed_an_entry(seed: int) -> None:
+    """render_context leaves a slot out unrendered, and skips its first pass, on lower bounds of what an entry
+    costs: whole (quoting and escaping never shorten a log) and cut (a cut log keeps its marker)."""
+    rng = random.Random(seed)
+    pieces = ["error", "[id:3]", "[SYSTEM ANCHOR]", "⚠", "\r\n", "\r", "\n", "é", '"', "\\", "\t", "=== vlk", "x" * 40]
+    for i in range(300):
+        log = "".join(rng.choice(pieces) for _ in range(rng.choice([0, 1, 3, 30, 300])))
+        slot = Slot(id=rng.choice([1, 42, 123456]), session_id="s", sequence_order=i, origin=Origin.RECORD,
+                    temporal_state=TemporalState.PRESENT, created_at="2026-01-01", raw_log=log,
+                    file_context=rng.choice([None, "src/a.py"]))
+        also = tuple(rng.sample(range(1, 50), rng.randrange(3)))
+        whole = render._present_part(slot, also)[1]
+        assert whole >= render._least_present_tokens(len(log)) >= render._least_cut_tokens(len(log))
+        for left in (render.MIN_TRUNCATED_SLOT_TOKENS, 80, 200):
+            cut = render._cut_to_fit(slot.id, slot.file_context, log, also, left)[1]
+            assert cut >= render._least_cut_tokens(len(log))

@@ -217,9 +217,13 @@ def render_context(
     fixes = fixes or {}
     constraint_parts = [(c.id, *_constraint_part(c, session_id, fixes.get(c.id))) for c in constraints]
     heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
-    present_parts = [(s, folded[s.id], *_present_part(s, tuple(folded[s.id]))) for s in heads]
-    fill = _fill(conflicts, constraint_parts, present_parts, left)
-    if fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line that says so
+    present_parts = [(s, folded[s.id]) for s in heads]
+    # Even at their least (a log cut to its marker) the entries cost more than the room: something will be
+    # left out, so the first pass, which only finds that out, is skipped.
+    surely_short = sum(c[2] for c in constraint_parts) + sum(
+        _least_cut_tokens(len(s.raw_log or "")) for s in heads) > left
+    fill = None if surely_short else _fill(conflicts, constraint_parts, present_parts, left, until_omission=True)
+    if fill is None or fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line saying so
         fill = _fill(conflicts, constraint_parts, present_parts, left - OMISSION_RESERVE)
     shown_p = [s.id for s in present if s.id in fill.chosen]
     listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
@@ -272,11 +276,16 @@ def _present_part_of(slot_id: int, file_context: str | None, raw_log: str | None
 def _fill(
     conflicts: Sequence[Conflict],
     constraint_parts: Sequence[tuple[int, str, int]],
-    present_parts: Sequence[tuple[Slot, list[int], str, int]],
+    present_parts: Sequence[tuple[Slot, list[int]]],
     left: int,
+    until_omission: bool = False,
 ) -> _Fill:
     """What fits in `left` tokens, by priority (one pass of render_context): conflicts, then the constraints
-    (id, text, cost) in rank order, then the PRESENT slots (slot, older copies, text, cost) newest first."""
+    (id, text, cost) in rank order, then the PRESENT slots (slot, older copies) newest first, each rendered
+    only when it might fit (once the budget is spent, most of a long session is left out unrendered).
+
+    until_omission: stop at the first part left out (the caller then fills again with less room, and only
+    needs to know that something was left out)."""
     fill = _Fill()
     for width in range(len(conflicts), -1, -1):  # as many conflict lines as fit, all of them if possible
         fill.conflict_text = conflict_block(conflicts[:width])
@@ -291,10 +300,19 @@ def _fill(
             left -= cost
         else:
             fill.omitted_c.append(constraint_id)
+            if until_omission:
+                return fill
 
     # A repeated error is shown once, newest copy, naming the older copies (the loop detector archives
     # it when it reaches the threshold).
-    for slot, also, part, cost in present_parts:
+    for slot, also in present_parts:
+        # Too small a room to cut into, and less than the slot's whole entry can cost: left out unrendered.
+        if left < MIN_TRUNCATED_SLOT_TOKENS and left < _least_present_tokens(len(slot.raw_log or "")):
+            fill.omitted_p += [slot.id, *also]
+            if until_omission:
+                return fill
+            continue
+        part, cost = _present_part(slot, tuple(also))
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
             part, cost = _cut_to_fit(slot.id, slot.file_context, slot.raw_log or "", tuple(also), left)
         if cost <= left:
@@ -302,7 +320,30 @@ def _fill(
             left -= cost
         else:
             fill.omitted_p += [slot.id, *also]
+            if until_omission:
+                return fill
     return fill
+
+
+# What every PRESENT entry writes besides its log (an id of one digit; the final newline escaped in JSON).
+_PRESENT_FRAME_CHARS = len(f"[id:0] {PRESENT_TAG} | Log: \\n")
+
+
+@lru_cache(maxsize=4096)
+def _least_cut_tokens(log_chars: int) -> int:
+    """A lower bound of the cost of any entry of a slot whose log has log_chars characters, cut or whole: a cut
+    log holds at least the marker (truncate_to_tokens)."""
+    return chars_tokens(min(log_chars, _LEAST_MARKER_CHARS) + _PRESENT_FRAME_CHARS)
+
+
+_LEAST_MARKER_CHARS = len(LONG_SLOT_MARKER.format(omitted=0))
+
+
+@lru_cache(maxsize=4096)
+def _least_present_tokens(log_chars: int) -> int:
+    """A lower bound of the cost of an entry whose whole log has log_chars characters: quoting never shortens
+    a log (a CRLF becomes a longer continuation), nor does JSON escaping."""
+    return chars_tokens(log_chars + _PRESENT_FRAME_CHARS)
 
 
 @lru_cache(maxsize=256)  # the same slot cut to the same room again on the next fetch (see _present_part)
