@@ -19,8 +19,10 @@ from collections.abc import Sequence
 from ..core.loops import LoopGroup, loops_of, partition, recorded_slots, stored_fingerprint
 from ..core.model import SessionKey, Slot
 from ..fingerprint.grouping import _VARYING_KINDS  # the kinds stage 2 looks at: only they can regroup others
+from .slot_cache import slot_chars
 
-MAX_SESSIONS = 32
+MAX_SESSIONS = 16
+MAX_CHARS = 16_000_000  # in all: a grouping holds its slots (shared with the slot cache while both keep them)
 
 
 def join_keys(slot: Slot) -> tuple[str, ...]:
@@ -31,12 +33,13 @@ def join_keys(slot: Slot) -> tuple[str, ...]:
 class _Grouping:
     """One session's last partition: its input, parts by number, and which part holds each key."""
 
-    __slots__ = ("slots", "parts", "owner")
+    __slots__ = ("slots", "parts", "owner", "chars")
 
     def __init__(self, slots: list[Slot], parts: dict[int, list[Slot]], owner: dict[str, int]) -> None:
         self.slots = slots
         self.parts = parts
         self.owner = owner
+        self.chars = sum(slot_chars(s) for s in slots)
 
     @classmethod
     def of(cls, recorded: list[Slot]) -> _Grouping:
@@ -66,6 +69,7 @@ class _Grouping:
         for k in keys:
             self.owner[k] = target
         self.slots.append(slot)
+        self.chars += slot_chars(slot)
 
 
 class LoopMemo:
@@ -85,6 +89,7 @@ class LoopMemo:
             else:
                 last = _Grouping.of(recorded)
             self._kept[key] = last
-            while len(self._kept) > MAX_SESSIONS:
+            while len(self._kept) > 1 and (
+                    len(self._kept) > MAX_SESSIONS or sum(g.chars for g in self._kept.values()) > MAX_CHARS):
                 self._kept.popitem(last=False)
             return loops_of(last.parts.values(), threshold)

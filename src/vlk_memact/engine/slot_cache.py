@@ -22,8 +22,14 @@ from typing import Any
 from ..core.model import SessionKey, Slot, TemporalState
 from ..store import Transaction
 
-MAX_SESSIONS = 32  # each keeps only the slots its last read returned
+MAX_SESSIONS = 16  # each keeps only the slots its last read returned
+MAX_CHARS = 16_000_000  # of logs, contexts and payloads kept in all: a slot can hold 64K characters
 UNKNOWN = None  # the version of a slot added by a record: re-read it the next time versions are compared
+
+
+def slot_chars(slot: Slot) -> int:
+    """What a kept slot weighs: the characters of its texts."""
+    return len(slot.raw_log or "") + len(slot.file_context or "") + len(slot.tool_payload or "")
 
 
 def change_stamp(tx: Transaction) -> Any:
@@ -32,11 +38,12 @@ def change_stamp(tx: Transaction) -> Any:
 
 
 class _Kept:
-    __slots__ = ("stamp", "slots")
+    __slots__ = ("stamp", "slots", "chars")
 
     def __init__(self, stamp: Any, slots: dict[int, tuple[Any, Slot]]) -> None:
         self.stamp = stamp
         self.slots = slots  # id -> (version, slot), oldest first
+        self.chars = sum(slot_chars(entry[1]) for entry in slots.values())
 
 
 class SlotCache:
@@ -73,11 +80,13 @@ class SlotCache:
             if kept is None or before is None or kept.stamp != before:
                 return
             kept.slots[added.id] = (UNKNOWN, added)
+            kept.chars += slot_chars(added)
             kept.stamp = after
 
     def _keep(self, key: SessionKey, state: TemporalState, kept: _Kept) -> None:
         with self._lock:
             self._kept[(key, state)] = kept
             self._kept.move_to_end((key, state))
-            while len(self._kept) > MAX_SESSIONS:
-                self._kept.popitem(last=False)
+            while len(self._kept) > 1 and (
+                    len(self._kept) > MAX_SESSIONS or sum(k.chars for k in self._kept.values()) > MAX_CHARS):
+                self._kept.popitem(last=False)  # the least recently read session goes first
