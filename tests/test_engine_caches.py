@@ -34,14 +34,17 @@ def _text(rng: random.Random) -> str:
     if kind == 0:
         return f"error: cannot open file /tmp/build/{rng.choice('abc')}.o"
     if kind == 1:
-        return (f'Traceback (most recent call last):\n  File "app.py", line {rng.randrange(1, 300)}, in main\n'
+        line = rng.randrange(1, 300)
+        return (f'Traceback (most recent call last):\n  File "app.py", line {line}, in main\n'
                 f"KeyError: '{rng.choice(['user', 'token'])}'")
     if kind == 2:
         return f"connection to host {rng.choice(HOSTS)} closed by remote peer during the handshake stage"
     if kind == 3:
-        return f"worker {rng.choice(HOSTS)} reported queue {rng.choice(['ingest', 'export'])} stalled for a while now"
+        queue = rng.choice(["ingest", "export"])
+        return f"worker {rng.choice(HOSTS)} reported queue {queue} stalled for a while now"
     if kind == 4:
-        return f"FAILED tests/test_{rng.choice(['a', 'b'])}.py::test_{rng.randrange(3)} - AssertionError: 1 != 2"
+        test = f"tests/test_{rng.choice(['a', 'b'])}.py::test_{rng.randrange(3)}"
+        return f"FAILED {test} - AssertionError: 1 != 2"
     return f"unexpected output {rng.random():.6f} from the {rng.choice(HOSTS)} step"
 
 
@@ -74,8 +77,8 @@ class Twins:
         for url in (self.cached_url, self.plain_url):
             conn = sqlite3.connect(url.removeprefix("sqlite:///"))
             with conn:
-                conn.execute("UPDATE agent_timeline SET fingerprint = 'fallback:old', fingerprint_keys = NULL, "
-                             "fingerprint_version = 1 WHERE id = ?", (slot_id,))
+                conn.execute("UPDATE agent_timeline SET fingerprint = 'fallback:old', "
+                             "fingerprint_keys = NULL, fingerprint_version = 1 WHERE id = ?", (slot_id,))
             conn.close()
 
     def present_ids(self, session: str) -> list[int]:
@@ -85,7 +88,8 @@ class Twins:
     def check_slots(self, session: str) -> None:
         key = SessionKey("local", PROJECT, session)
         with self.cached.store.write() as tx:
-            assert self.cached._present.slots(tx, key, TemporalState.PRESENT) == tx.slots(key, TemporalState.PRESENT)
+            kept = self.cached._present.slots(tx, key, TemporalState.PRESENT)  # noqa: SLF001
+            assert kept == tx.slots(key, TemporalState.PRESENT)
 
     def close(self) -> None:
         self.cached.close()
@@ -151,15 +155,15 @@ def _slot(i: int, rng: random.Random) -> Slot:
     """A PRESENT slot with a stored fingerprint: anchored keys drawn from a few (so a new slot can bridge two
     groups), or a fallback line with a word parameter (stage 2 of fingerprint.group)."""
     if rng.random() < 0.3:
-        text = f"connection to host {rng.choice(HOSTS)} closed by remote peer during the handshake stage {i % 2}"
+        text = f"connection to host {rng.choice(HOSTS)} closed by remote peer in the handshake stage {i % 2}"
         fp = fingerprint(text)
         key, keys = fp.key, fp.keys
     else:
         keys = tuple(sorted({f"python:E{rng.randrange(9)}" for _ in range(rng.randrange(1, 3))}))
         key, text = keys[0], f"Traceback {i}: {' '.join(keys)}"
-    return Slot(id=i, session_id="s", sequence_order=i, temporal_state=TemporalState.PRESENT, origin=Origin.RECORD,
-                created_at="2026-01-01 00:00:00", raw_log=text, fingerprint=key, fingerprint_keys=keys,
-                fingerprint_version=FINGERPRINT_VERSION)
+    return Slot(id=i, session_id="s", sequence_order=i, temporal_state=TemporalState.PRESENT,
+                origin=Origin.RECORD, created_at="2026-01-01 00:00:00", raw_log=text, fingerprint=key,
+                fingerprint_keys=keys, fingerprint_version=FINGERPRINT_VERSION)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -183,7 +187,8 @@ def test_the_render_bounds_never_exceed_an_entry(seed: int) -> None:
     """render_context leaves a slot out unrendered, and skips its first pass, on lower bounds of what an entry
     costs: whole (quoting and escaping never shorten a log) and cut (a cut log keeps its marker)."""
     rng = random.Random(seed)
-    pieces = ["error", "[id:3]", "[SYSTEM ANCHOR]", "⚠", "\r\n", "\r", "\n", "é", '"', "\\", "\t", "=== vlk", "x" * 40]
+    pieces = ["error", "[id:3]", "[SYSTEM ANCHOR]", "⚠", "\r\n", "\r", "\n", "é", '"', "\\", "\t", "=== vlk",
+              "x" * 40]
     for i in range(300):
         log = "".join(rng.choice(pieces) for _ in range(rng.choice([0, 1, 3, 30, 300])))
         slot = Slot(id=rng.choice([1, 42, 123456]), session_id="s", sequence_order=i, origin=Origin.RECORD,

@@ -82,7 +82,8 @@ def recorded_slots(slots: Sequence[Slot]) -> list[Slot]:
 
 def partition(recorded: Sequence[Slot]) -> list[list[Slot]]:
     """``fingerprint.group`` of the recorded slots as lists of slots, each in input order."""
-    labels = group([s.raw_log or "" for s in recorded], fingerprints=[stored_fingerprint(s) for s in recorded])
+    texts = [s.raw_log or "" for s in recorded]
+    labels = group(texts, fingerprints=[stored_fingerprint(s) for s in recorded])
     members: dict[int, list[Slot]] = {}
     for label, slot in zip(labels, recorded, strict=True):
         members.setdefault(label, []).append(slot)

@@ -222,8 +222,9 @@ def render_context(
     # left out, so the first pass, which only finds that out, is skipped.
     surely_short = sum(c[2] for c in constraint_parts) + sum(
         _least_cut_tokens(len(s.raw_log or "")) for s in heads) > left
-    fill = None if surely_short else _fill(conflicts, constraint_parts, present_parts, left, until_omission=True)
-    if fill is None or fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line saying so
+    fill = None if surely_short else _fill(
+        conflicts, constraint_parts, present_parts, left, until_omission=True)
+    if fill is None or fill.omitted_c or fill.omitted_p:  # something is left out: room for the line saying so
         fill = _fill(conflicts, constraint_parts, present_parts, left - OMISSION_RESERVE)
     shown_p = [s.id for s in present if s.id in fill.chosen]
     listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
@@ -331,8 +332,8 @@ _PRESENT_FRAME_CHARS = len(f"[id:0] {PRESENT_TAG} | Log: \\n")
 
 @lru_cache(maxsize=4096)
 def _least_cut_tokens(log_chars: int) -> int:
-    """A lower bound of the cost of any entry of a slot whose log has log_chars characters, cut or whole: a cut
-    log holds at least the marker (truncate_to_tokens)."""
+    """A lower bound of the cost of any entry of a slot whose log has log_chars characters, cut or whole:
+    a cut log holds at least the marker (truncate_to_tokens)."""
     return chars_tokens(min(log_chars, _LEAST_MARKER_CHARS) + _PRESENT_FRAME_CHARS)
 
 
@@ -350,7 +351,7 @@ def _least_present_tokens(log_chars: int) -> int:
 def _cut_to_fit(
     slot_id: int, file_context: str | None, raw_log: str, also: tuple[int, ...], left: int
 ) -> tuple[str, int]:
-    """The slot's entry with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
+    """The slot's entry, its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
     frame = json_tokens(_present_entry(slot_id, file_context, "", also)) + 1
     room = left - frame
     part, cost = "", left + 1

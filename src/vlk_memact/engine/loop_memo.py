@@ -78,7 +78,7 @@ class LoopMemo:
         self._lock = threading.Lock()
 
     def detect(self, key: SessionKey, slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
-        """core.loops.detect_loops(slots, threshold), regrouping only what changed since this session's last."""
+        """core.loops.detect_loops(slots, threshold), regrouping only what changed since the last call."""
         recorded = recorded_slots(slots)
         if len(recorded) < threshold:
             return []
