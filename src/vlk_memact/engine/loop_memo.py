@@ -25,27 +25,35 @@ MAX_SESSIONS = 16
 MAX_CHARS = 16_000_000  # in all: a grouping holds its slots (shared with the slot cache while both keep them)
 
 
+_Weighed = tuple[Slot, tuple[str, ...], int]  # a slot, its join keys, its characters
+
+
 def join_keys(slot: Slot) -> tuple[str, ...]:
     """The keys stage 1 of ``fingerprint.group`` joins a record by (its _join_by_keys)."""
     return ("exact:" + (slot.raw_log or "").strip(), *stored_fingerprint(slot).keys)
 
 
 class _Grouping:
-    """One session's last partition: its input, parts by number, and which part holds each key."""
+    """One session's last partition: its input, parts by number, which part holds each key, and each slot's
+    keys and weight (kept for the next grouping: the same slot object needs neither computed again)."""
 
-    __slots__ = ("slots", "parts", "owner", "chars")
+    __slots__ = ("slots", "parts", "owner", "known", "chars")
 
-    def __init__(self, slots: list[Slot], parts: dict[int, list[Slot]], owner: dict[str, int]) -> None:
+    def __init__(self, slots: list[Slot], parts: dict[int, list[Slot]], known: dict[int, _Weighed]) -> None:
         self.slots = slots
         self.parts = parts
-        self.owner = owner
-        self.chars = sum(slot_chars(s) for s in slots)
+        self.known = known  # slot id -> (slot, its join keys, its characters)
+        self.owner = {k: number for number, members in parts.items() for slot in members
+                      for k in known[slot.id][1]}
+        self.chars = sum(known[s.id][2] for s in slots)
 
     @classmethod
-    def of(cls, recorded: list[Slot]) -> _Grouping:
-        parts = dict(enumerate(partition(recorded)))
-        owner = {k: number for number, members in parts.items() for slot in members for k in join_keys(slot)}
-        return cls(recorded, parts, owner)
+    def of(cls, recorded: list[Slot], earlier: dict[int, _Weighed]) -> _Grouping:
+        known = {}
+        for slot in recorded:
+            seen = earlier.get(slot.id)
+            known[slot.id] = seen if seen is not None and seen[0] is slot else _weigh(slot)
+        return cls(recorded, dict(enumerate(partition(recorded))), known)
 
     def extends(self, recorded: list[Slot]) -> bool:
         """recorded is this grouping's input plus one slot of a kind stage 2 ignores."""
@@ -55,21 +63,26 @@ class _Grouping:
 
     def add(self, slot: Slot) -> None:
         """Join slot to every part sharing one of its keys (stage 1), merged into the oldest of them."""
-        keys = join_keys(slot)
+        self.known[slot.id] = weighed = _weigh(slot)
+        keys = weighed[1]
         joined = sorted({self.owner[k] for k in keys if k in self.owner})
         target = joined[0] if joined else max(self.parts, default=-1) + 1
         members = self.parts.setdefault(target, [])
         for number in joined[1:]:
             for moved in self.parts.pop(number):
                 members.append(moved)
-                for k in join_keys(moved):
+                for k in self.known[moved.id][1]:
                     self.owner[k] = target
         members.append(slot)
         members.sort(key=lambda s: s.sequence_order)
         for k in keys:
             self.owner[k] = target
         self.slots.append(slot)
-        self.chars += slot_chars(slot)
+        self.chars += weighed[2]
+
+
+def _weigh(slot: Slot) -> _Weighed:
+    return slot, join_keys(slot), slot_chars(slot)
 
 
 class LoopMemo:
@@ -87,7 +100,7 @@ class LoopMemo:
             if last is not None and last.extends(recorded):
                 last.add(recorded[-1])
             else:
-                last = _Grouping.of(recorded)
+                last = _Grouping.of(recorded, last.known if last is not None else {})
             self._kept[key] = last
             while len(self._kept) > 1 and (
                     len(self._kept) > MAX_SESSIONS or sum(g.chars for g in self._kept.values()) > MAX_CHARS):
