@@ -8,8 +8,9 @@ keys, then positions the batch shows to be parameters), the function ``bench/gro
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..fingerprint import Fingerprint, group
 from .model import Slot
@@ -68,23 +69,42 @@ def error_excerpt(text: str, limit: int) -> str:
 
 def detect_loops(slots: Sequence[Slot], threshold: int) -> list[LoopGroup]:
     """Group PRESENT slots with ``fingerprint.group`` (the measured grouping); keep groups >= threshold."""
-    recorded = [s for s in slots if s.raw_log is not None]
+    recorded = recorded_slots(slots)
     if len(recorded) < threshold:
         return []
-    labels = group([s.raw_log or "" for s in recorded], fingerprints=[_stored(s) for s in recorded])
+    return loops_of(partition(recorded), threshold)
+
+
+def recorded_slots(slots: Sequence[Slot]) -> list[Slot]:
+    """The slots grouping looks at: those with a log."""
+    return [s for s in slots if s.raw_log is not None]
+
+
+def partition(recorded: Sequence[Slot]) -> list[list[Slot]]:
+    """``fingerprint.group`` of the recorded slots as lists of slots, each in input order."""
+    texts = [s.raw_log or "" for s in recorded]
+    labels = group(texts, fingerprints=[stored_fingerprint(s) for s in recorded])
     members: dict[int, list[Slot]] = {}
     for label, slot in zip(labels, recorded, strict=True):
         members.setdefault(label, []).append(slot)
+    return list(members.values())
 
-    groups = [sorted(g, key=lambda s: s.sequence_order) for g in members.values() if len(g) >= threshold]
+
+def loops_of(parts: Iterable[list[Slot]], threshold: int) -> list[LoopGroup]:
+    """The loop groups of a partition: the parts of at least threshold slots, oldest first."""
+    groups = [sorted(g, key=lambda s: s.sequence_order) for g in parts if len(g) >= threshold]
     groups.sort(key=lambda g: g[0].sequence_order)
     return [_describe(found) for found in groups]
 
 
-def _stored(slot: Slot) -> Fingerprint:
+def stored_fingerprint(slot: Slot) -> Fingerprint:
     """The slot's stored fingerprint (the engine refreshes older versions before grouping)."""
-    key = slot.fingerprint or ""
-    keys = slot.fingerprint_keys or ((key,) if key else ())
+    return _stored_fingerprint(slot.fingerprint or "", slot.fingerprint_keys)
+
+
+@lru_cache(maxsize=4096)  # every fetch groups the same PRESENT slots again; a Fingerprint is immutable
+def _stored_fingerprint(key: str, fingerprint_keys: tuple[str, ...]) -> Fingerprint:
+    keys = fingerprint_keys or ((key,) if key else ())
     return Fingerprint(key.split(":", 1)[0] if ":" in key else "", key, tuple(keys))
 
 

@@ -107,10 +107,14 @@ def constraint_lines(constraint: Slot, session_id: str | None = None, fix: str |
 
 def present_lines(slot: Slot, also: Sequence[int] = (), raw_log: str | None = None) -> str:
     """A PRESENT slot's entry; raw_log, when given, is shown instead of the slot's own (a log cut to fit)."""
-    where = f"File: {quoted_line(slot.file_context, 300)}" if slot.file_context else ""
+    return _present_entry(slot.id, slot.file_context, slot.raw_log if raw_log is None else raw_log, also)
+
+
+def _present_entry(slot_id: int, file_context: str | None, log: str | None, also: Sequence[int]) -> str:
+    """present_lines from the only fields it shows."""
+    where = f"File: {quoted_line(file_context, 300)}" if file_context else ""
     same = f"(the same error also as {', '.join(f'#{i}' for i in also)}) " if also else ""
-    log = slot.raw_log if raw_log is None else raw_log
-    return f"[id:{slot.id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
+    return f"[id:{slot_id}] {PRESENT_TAG} {same}{where} | Log: {quoted_block(log or '')}\n"
 
 
 def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
@@ -213,9 +217,14 @@ def render_context(
     fixes = fixes or {}
     constraint_parts = [(c.id, *_constraint_part(c, session_id, fixes.get(c.id))) for c in constraints]
     heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
-    present_parts = [(s, folded[s.id], *_present_part(s, tuple(folded[s.id]))) for s in heads]
-    fill = _fill(conflicts, constraint_parts, present_parts, left)
-    if fill.omitted_c or fill.omitted_p:  # something is left out: make room for the line that says so
+    present_parts = [(s, folded[s.id]) for s in heads]
+    # Even at their least (a log cut to its marker) the entries cost more than the room: something will be
+    # left out, so the first pass, which only finds that out, is skipped.
+    surely_short = sum(c[2] for c in constraint_parts) + sum(
+        _least_cut_tokens(len(s.raw_log or "")) for s in heads) > left
+    fill = None if surely_short else _fill(
+        conflicts, constraint_parts, present_parts, left, until_omission=True)
+    if fill is None or fill.omitted_c or fill.omitted_p:  # something is left out: room for the line saying so
         fill = _fill(conflicts, constraint_parts, present_parts, left - OMISSION_RESERVE)
     shown_p = [s.id for s in present if s.id in fill.chosen]
     listed_p = sorted(i for head in shown_p for i in (head, *folded[head]))
@@ -253,19 +262,31 @@ def _constraint_part(constraint: Slot, session_id: str, fix: str | None) -> tupl
     return _priced(constraint_lines(constraint, session_id, fix))
 
 
-@lru_cache(maxsize=256)
 def _present_part(slot: Slot, also: tuple[int, ...]) -> tuple[str, int]:
-    return _priced(present_lines(slot, also))
+    return _present_part_of(slot.id, slot.file_context, slot.raw_log, also)
+
+
+# Keyed by the fields shown rather than by the Slot: hashing every field of every PRESENT slot on each fetch
+# cost more than the lookups it served.
+@lru_cache(maxsize=256)
+def _present_part_of(slot_id: int, file_context: str | None, raw_log: str | None,
+                     also: tuple[int, ...]) -> tuple[str, int]:
+    return _priced(_present_entry(slot_id, file_context, raw_log, also))
 
 
 def _fill(
     conflicts: Sequence[Conflict],
     constraint_parts: Sequence[tuple[int, str, int]],
-    present_parts: Sequence[tuple[Slot, list[int], str, int]],
+    present_parts: Sequence[tuple[Slot, list[int]]],
     left: int,
+    until_omission: bool = False,
 ) -> _Fill:
     """What fits in `left` tokens, by priority (one pass of render_context): conflicts, then the constraints
-    (id, text, cost) in rank order, then the PRESENT slots (slot, older copies, text, cost) newest first."""
+    (id, text, cost) in rank order, then the PRESENT slots (slot, older copies) newest first, each rendered
+    only when it might fit (once the budget is spent, most of a long session is left out unrendered).
+
+    until_omission: stop at the first part left out (the caller then fills again with less room, and only
+    needs to know that something was left out)."""
     fill = _Fill()
     for width in range(len(conflicts), -1, -1):  # as many conflict lines as fit, all of them if possible
         fill.conflict_text = conflict_block(conflicts[:width])
@@ -280,28 +301,62 @@ def _fill(
             left -= cost
         else:
             fill.omitted_c.append(constraint_id)
+            if until_omission:
+                return fill
 
     # A repeated error is shown once, newest copy, naming the older copies (the loop detector archives
     # it when it reaches the threshold).
-    for slot, also, part, cost in present_parts:
+    for slot, also in present_parts:
+        # Too small a room to cut into, and less than the slot's whole entry can cost: left out unrendered.
+        if left < MIN_TRUNCATED_SLOT_TOKENS and left < _least_present_tokens(len(slot.raw_log or "")):
+            fill.omitted_p += [slot.id, *also]
+            if until_omission:
+                return fill
+            continue
+        part, cost = _present_part(slot, tuple(also))
         if cost > left and left >= MIN_TRUNCATED_SLOT_TOKENS:
-            part, cost = _cut_to_fit(slot, tuple(also), left)
+            part, cost = _cut_to_fit(slot.id, slot.file_context, slot.raw_log or "", tuple(also), left)
         if cost <= left:
             fill.chosen[slot.id] = part
             left -= cost
         else:
             fill.omitted_p += [slot.id, *also]
+            if until_omission:
+                return fill
     return fill
 
 
+# What every PRESENT entry writes besides its log (an id of one digit; the final newline escaped in JSON).
+_PRESENT_FRAME_CHARS = len(f"[id:0] {PRESENT_TAG} | Log: \\n")
+
+
+@lru_cache(maxsize=4096)
+def _least_cut_tokens(log_chars: int) -> int:
+    """A lower bound of the cost of any entry of a slot whose log has log_chars characters, cut or whole:
+    a cut log holds at least the marker (truncate_to_tokens)."""
+    return chars_tokens(min(log_chars, _LEAST_MARKER_CHARS) + _PRESENT_FRAME_CHARS)
+
+
+_LEAST_MARKER_CHARS = len(LONG_SLOT_MARKER.format(omitted=0))
+
+
+@lru_cache(maxsize=4096)
+def _least_present_tokens(log_chars: int) -> int:
+    """A lower bound of the cost of an entry whose whole log has log_chars characters: quoting never shortens
+    a log (a CRLF becomes a longer continuation), nor does JSON escaping."""
+    return chars_tokens(log_chars + _PRESENT_FRAME_CHARS)
+
+
 @lru_cache(maxsize=256)  # the same slot cut to the same room again on the next fetch (see _present_part)
-def _cut_to_fit(slot: Slot, also: tuple[int, ...], left: int) -> tuple[str, int]:
-    """The slot with its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
-    frame = json_tokens(present_lines(slot, also, raw_log="")) + 1
+def _cut_to_fit(
+    slot_id: int, file_context: str | None, raw_log: str, also: tuple[int, ...], left: int
+) -> tuple[str, int]:
+    """The slot's entry, its log cut around a marker so that the line costs at most `left` (JSON-escaped)."""
+    frame = json_tokens(_present_entry(slot_id, file_context, "", also)) + 1
     room = left - frame
     part, cost = "", left + 1
     for _ in range(6):  # escaping (newlines, quotes, control characters) makes a cut log cost more
-        part = present_lines(slot, also, raw_log=truncate_to_tokens(slot.raw_log or "", max(room, 0)))
+        part = _present_entry(slot_id, file_context, truncate_to_tokens(raw_log, max(room, 0)), also)
         cost = json_tokens(part)
         if cost <= left or room <= 0:
             break

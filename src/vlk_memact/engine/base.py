@@ -15,6 +15,8 @@ from ..core.model import SessionKey
 from ..core.redact import redact
 from ..store import Store, open_store
 from .context_cache import ContextCache
+from .loop_memo import LoopMemo
+from .slot_cache import SlotCache
 
 DEFAULT_TENANT = "local"
 
@@ -40,6 +42,8 @@ class MemoryBase:
         self.tenant = tenant
         self._tenants: dict[str, Self] = {}
         self._contexts = ContextCache()
+        self._present = SlotCache()
+        self._loops = LoopMemo()
         if store is None:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)

@@ -10,7 +10,6 @@ from typing import Any
 from ..core import inputs
 from ..core.conflicts import find_conflicts
 from ..core.consolidate import plan_consolidation
-from ..core.loops import detect_loops
 from ..core.model import (
     Conflict,
     ConstraintType,
@@ -78,7 +77,7 @@ class Context(MemoryBase):
         self, tx: Transaction, key: SessionKey, level: int
     ) -> tuple[list[Slot], list[Slot], list[Conflict], list[LoopReport], list[MergeReport]]:
         """(constraints, PRESENT slots, conflicts, loops, merges) after the pipeline ran in tx."""
-        present = self._refresh_fingerprints(tx, tx.slots(key, TemporalState.PRESENT), level)
+        present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), level)
         loops = self._intercept_loops(tx, key, present, level)
         archived = {i for loop in loops for i in loop.archived_ids}
         present = [s for s in present if s.id not in archived]
@@ -109,7 +108,7 @@ class Context(MemoryBase):
     def _intercept_loops(
         self, tx: Transaction, key: SessionKey, present: list[Slot], level: int
     ) -> list[LoopReport]:
-        groups = detect_loops(present, self.settings.loop_threshold)
+        groups = self._loops.detect(key, present, self.settings.loop_threshold)
         if not groups:
             return []
         reports = []

@@ -93,6 +93,8 @@ def carryover_view(tx: Transaction, key: SessionKey, constraints: Sequence[Slot]
     since (to leave out)."""
     lines: dict[int, str] = {}
     gone: set[int] = set()
+    if not constraints or not tx.has_fixes(key.tenant):  # a tenant without fix memory: nothing to look up
+        return lines, gone
     for constraint in constraints:
         fix = fix_of(tx, key, constraint.fingerprint_keys)
         if fix is not None:
@@ -109,7 +111,7 @@ def lesson_fixes(tx: Transaction, key: SessionKey, constraints: Sequence[Slot]) 
 
 def error_fixes(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str], limit: int = 2) -> list[str]:
     """The lines of the working fixes of an error from other sessions of the project, latest first."""
-    if not fingerprint_keys:
+    if not fingerprint_keys or not tx.has_fixes(key.tenant):
         return []
     found = tx.fixes_matching(key, match_keys(fingerprint_keys), FIXES_LOOKED_AT)
     return [fix_line(f) for f in working(found)[:limit]]

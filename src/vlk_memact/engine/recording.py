@@ -12,6 +12,7 @@ from ..fingerprint import FINGERPRINT_VERSION, fingerprint
 from ..store import Transaction
 from .base import MemoryBase
 from .fix_memory import error_fixes
+from .slot_cache import change_stamp
 from .views import rank, recall_view
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class Recording(MemoryBase):
         payload = self._redact(inputs.tool_payload(tool_payload, self.settings.max_field_chars), found)
         fp = fingerprint(text)  # pure and CPU-bound: outside the write lock
         with self.store.write() as tx:
+            began = change_stamp(tx)
             earlier = self._recorded_already(tx, key, text, fp.keys, host_call)
             if earlier is not None:
                 slot, by = earlier
@@ -69,7 +71,8 @@ class Recording(MemoryBase):
                 )
             )
             repeats = tx.count_fingerprint(key, fp.key)
-            if slot.sequence_order % self.settings.prune_every == 0:
+            pruned = slot.sequence_order % self.settings.prune_every == 0
+            if pruned:
                 # Retention, opportunistically: an endless loop must not grow the database without bound.
                 tx.prune(key, self.settings.retention_past_per_session, self.settings.retention_days)
             # Recall on record: a lesson learned from this error, anywhere this session can see.
@@ -79,6 +82,9 @@ class Recording(MemoryBase):
             if host_call is not None:
                 tx.add_host_call(key, host_call, slot.id)
             fixed = error_fixes(tx, key, fp.keys)  # fix memory: what fixed this error in another session
+            ended = change_stamp(tx)
+        if not pruned:  # the only PRESENT slot of the session this record changed is the one it added
+            self._present.advance(key, began, ended, slot)
         # DEBUG: one line on stderr per record (every failed tool call of a host) is noise, and a write per call.
         log.debug("Recorded PRESENT state #%d (content_id=%d) in session %r at sequence %d",
                  slot.id, content_id, key.session, slot.sequence_order)

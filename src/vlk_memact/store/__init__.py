@@ -42,6 +42,9 @@ class Transaction(Protocol):
     def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         """Slots of a session in one state, oldest first."""
 
+    def slot_versions(self, key: SessionKey, state: TemporalState) -> list[tuple[Any, ...]]:
+        """SLOT_VERSION_COLUMNS of a session's slots in one state, oldest first (equal tuples, equal rows)."""
+
     def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         """The slots of this session among ids (others are silently absent), oldest first."""
 
@@ -131,6 +134,9 @@ class Transaction(Protocol):
 
     def add_fix(self, fix: NewFix) -> int:
         """Keep one fix (its steps, the failures it resolved) and index it by its fingerprint keys."""
+
+    def has_fixes(self, tenant: str) -> bool:
+        """Whether the tenant has any fix: one indexed probe that spares a lookup per error or lesson."""
 
     def fixes_matching(self, key: SessionKey, fingerprint_keys: Sequence[str], limit: int,
                        include_own: bool = False) -> list[Fix]:

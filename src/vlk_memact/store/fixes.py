@@ -43,6 +43,9 @@ class Fixes(SqlDialect):
         assert found is not None  # a fresh uid never conflicts
         return found
 
+    def has_fixes(self, tenant: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM fixes WHERE tenant = ? LIMIT 1", (tenant,)))
+
     def fixes_matching(self, key: SessionKey, fingerprint_keys: Sequence[str], limit: int,
                        include_own: bool = False) -> list[Fix]:
         among, listed = self._in_texts(fingerprint_keys)

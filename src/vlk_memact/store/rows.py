@@ -29,6 +29,11 @@ SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.orig
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
 SLOT_SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
+# What tells one stored version of a slot from another: its id and uid (an id reused after a restore or a
+# rolled-back insert is another row), its content id (a content row is never rewritten) and every column
+# any statement updates. Every other column of SLOT_COLUMNS is written once, by the insert.
+SLOT_VERSION_COLUMNS = """t.id, t.uid, t.content_id, t.fingerprint, t.fingerprint_keys, t.fingerprint_version,
+    t.retired_reason, t.retired_by, t.fire_count, t.last_fired_at"""
 
 
 # Enum construction by value is slow; these lookups are what every row goes through.

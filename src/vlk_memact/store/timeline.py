@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from .dialect import SESSION, SqlDialect, session_params
-from .rows import SLOT_SELECT, slot_from_row
+from .rows import SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
@@ -73,6 +74,14 @@ class Timeline(SqlDialect):
             (*session_params(key), state.value),
         )
         return [slot_from_row(r) for r in rows]
+
+    def slot_versions(self, key: SessionKey, state: TemporalState) -> list[tuple[Any, ...]]:
+        rows = self._rows(
+            "SELECT " + SLOT_VERSION_COLUMNS + " FROM agent_timeline t WHERE" + SESSION
+            + "AND t.temporal_state = ? ORDER BY t.sequence_order",
+            (*session_params(key), state.value),
+        )
+        return [tuple(r) for r in rows]
 
     def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         among, listed = self._in_ids(ids)
