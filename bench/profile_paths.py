@@ -236,7 +236,7 @@ def validation_costs(db: Path, pool: list[Any]) -> dict[str, Any]:
     from referencing import Registry
 
     from vlk_memact import Memory, Settings
-    from vlk_memact.core import render
+    from vlk_memact.core import render, results
     from vlk_memact.server import build_server
 
     def check_us(schema: dict[str, Any], data: Any, n: int = 2000) -> float:
@@ -254,7 +254,7 @@ def validation_costs(db: Path, pool: list[Any]) -> dict[str, Any]:
     with Memory(perf.sqlite_url(db), settings=Settings.from_env({"VLK_LOG_LEVEL": "WARNING"}),
                 project=perf.ACTIVE_PROJECT) as memory:
         tools = {t.name: t for t in build_server(memory)._tool_manager.list_tools()}  # noqa: SLF001
-        data = {"vlk_record_state": render.record_view(memory.record_state(raw_log=texts.next()[0], session_id="v")),
+        data = {"vlk_record_state": results.record_view(memory.record_state(raw_log=texts.next()[0], session_id="v")),
                 "vlk_fetch_context": render.context_view(memory.fetch_context(session_id=perf.ACTIVE_SESSION))}
     out: dict[str, Any] = {}
     for name, value in data.items():

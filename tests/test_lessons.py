@@ -103,7 +103,7 @@ def test_recording_a_known_error_recalls_the_lesson_with_its_evidence(project_a:
     [recall] = result.recalled
     assert (recall.constraint_id, recall.learned_in_session, recall.fire_count) == (cid, "monday", 1)
     assert recall.evidence and "panicked" in recall.evidence
-    from vlk_memact.core.render import record_text
+    from vlk_memact.core.results import record_text
 
     text = record_text(result)
     assert f"⚡ Seen before in session 'monday': [id:{cid}] Check the header before unwrapping" in text

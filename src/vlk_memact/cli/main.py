@@ -1,6 +1,6 @@
 """The `vlk-memact` command: serve MCP (the default), run the demo, or call one engine method.
 
-Each subcommand parses its arguments, opens Memory, calls one method and prints render.* output;
+Each subcommand parses its arguments, opens Memory, calls one method and prints render.* or results.* output;
 VlkError becomes `Error: <message>` on stderr and exit code 1. Logs go to stderr only.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from ..config import Settings
-from ..core import render
+from ..core import render, results
 from ..core.errors import InvalidInput, VlkError
 from ..engine import Memory, fix_memory
 
@@ -182,13 +182,13 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
     sid = getattr(args, "session", "default")
     if args.command == "record":
         raw = sys.stdin.read() if args.raw_log == "-" else args.raw_log
-        return render.record_text(memory.record_state(raw_log=raw, file_context=args.file_context, session_id=sid))
+        return results.record_text(memory.record_state(raw_log=raw, file_context=args.file_context, session_id=sid))
     if args.command == "context":
         return memory.fetch_context(session_id=sid, max_tokens=args.max_tokens).text
     if args.command == "history":
         slots = memory.get_history(limit=args.limit, session_id=sid).slots
         if not args.fixes:
-            return render.slots_json(slots)
+            return results.slots_json(slots)
         found = fix_memory.list_fixes(memory, session=memory._key(sid).session, limit=args.limit)  # noqa: SLF001
         return render.structured_json({"slots": [asdict(s) for s in slots],
                                        "fixes": [fix_memory.fix_json(f) for f in found]})
@@ -199,11 +199,11 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
         return (render.structured_json([fix_memory.fix_json(f) for f in found]) if args.json
                 else fix_memory.fixes_text(found))
     if args.command == "search":
-        return render.slots_json(memory.search_memory(query=args.query, limit=args.limit, session_id=sid).slots)
+        return results.slots_json(memory.search_memory(query=args.query, limit=args.limit, session_id=sid).slots)
     if args.command == "summary":
-        return render.summary_text(memory.summarize_session(session_id=sid))
+        return results.summary_text(memory.summarize_session(session_id=sid))
     if args.command == "time-travel":
-        return render.time_travel_text(
+        return results.time_travel_text(
             memory.time_travel(
                 target_timeline_ids=args.ids,
                 learning=args.learning,
@@ -250,7 +250,7 @@ def _one_call(memory: Memory, args: argparse.Namespace) -> str:
             f"{done.kept_past_per_session} per session)" + (", then vacuumed." if done.vacuumed else ".")
         )
     if args.command == "revoke":
-        return render.revoke_text(memory.revoke_future(timeline_id=args.id, session_id=sid))
+        return results.revoke_text(memory.revoke_future(timeline_id=args.id, session_id=sid))
     raise AssertionError(f"unhandled command {args.command}")  # argparse restricts the choices
 
 

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from ..core import render
+from ..core import render, results
 from ..core.errors import InvalidInput, VlkError
 from ..core.model import (
     ContextView,
@@ -184,7 +184,7 @@ def add_time_travel(server: MCPServer, memory: Any) -> None:
                 scope=scope,
             )
         )
-        return _result(render.time_travel_text(result), result)
+        return _result(results.time_travel_text(result), result)
 
 
 def add_reading_tools(server: MCPServer, memory: Any) -> None:
@@ -198,7 +198,7 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         """The session's whole memory timeline, newest first, with ids: errors, lessons, anchors and archived
         slots. Use it to audit or to find ids."""
         result = _call(lambda: memory.get_history(limit=limit, session_id=session_id))
-        return _result(render.slots_json(result.slots), result)
+        return _result(results.slots_json(result.slots), result)
 
     @server.tool(title="Search memory for past errors and lessons", annotations=READ_ONLY)
     def vlk_search_memory(
@@ -209,14 +209,14 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         """Search the session's memory: error logs, failures, file context, lessons and their evidence,
         archived ones included."""
         result = _call(lambda: memory.search_memory(query=query, limit=limit, session_id=session_id))
-        return _result(render.slots_json(result.slots), result)
+        return _result(results.slots_json(result.slots), result)
 
     @server.tool(title="Summarize the session's memory", annotations=READ_ONLY)
     def vlk_summarize_session(session_id: SessionId = None) -> Annotated[CallToolResult, SummaryResult]:
         """Counts of the session's memory: live errors (PRESENT), archived slots (PAST), lessons and
         constraints (FUTURE), and their token weight."""
         result = _call(lambda: memory.summarize_session(session_id=session_id))
-        return _result(render.summary_text(result), result)
+        return _result(results.summary_text(result), result)
 
     @server.tool(title="Fetch the memory context: lessons, loop anchors, live errors", annotations=PIPELINE)
     def vlk_fetch_context(
@@ -245,7 +245,7 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
         """Revoke a lesson or constraint (a FUTURE slot, moved to PAST) from memory when it was learned
         wrongly, no longer applies or conflicts with another."""
         result = _call(lambda: memory.revoke_future(timeline_id=timeline_id, session_id=session_id))
-        return _result(render.revoke_text(result), result)
+        return _result(results.revoke_text(result), result)
 
     @server.tool(title="Record an error or failure in memory", annotations=APPEND)
     def vlk_record_state(
@@ -270,7 +270,7 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
             )
 
         result = _call(record)
-        return _result(render.record_text(result), render.record_view(result))
+        return _result(results.record_text(result), results.record_view(result))
 
 
 def guard_calls(server: MCPServer) -> None:
