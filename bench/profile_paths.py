@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import compileall
 import contextlib
@@ -370,6 +371,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    # A parser for --help alone: without it, `--help` would run the whole profile and overwrite its results.
+    argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="PROFILE_RUNS=N sets the runs (30)").parse_args()
     runs = int(os.environ.get("PROFILE_RUNS", "30"))
     compileall.compile_dir(str(ROOT / "src" / "vlk_memact"), quiet=1)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -314,7 +314,7 @@ def test_vlk_memact_commands_run(shown: Shown, template: dict[str, str], tmp_pat
 @cache
 def bench_help(script: str) -> str:
     """The script's usage. A script without an argument parser would run the whole bench on `--help`
-    (bench/profile_paths.py does, and rewrites bench/results/profile.*), so it is refused first."""
+    (bench/profile_paths.py did, and rewrote bench/results/profile.*), so it is refused first."""
     source = (ROOT / script).read_text()
     assert re.search(r"add_argument|parse_args|ArgumentParser", source), f"{script} takes no arguments"
     done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
