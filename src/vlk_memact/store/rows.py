@@ -35,8 +35,8 @@ SLOT_RETURNING = """id, session_id, sequence_order, temporal_state, origin, crea
     (SELECT c.raw_log FROM memory_contents c WHERE c.id = agent_timeline.content_id),
     (SELECT c.file_context FROM memory_contents c WHERE c.id = agent_timeline.content_id),
     (SELECT c.tool_payload FROM memory_contents c WHERE c.id = agent_timeline.content_id),
-    learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version, retired_reason,
-    retired_by, lessons, tenant, project, scope, fire_count, last_fired_at, uid"""
+    learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version,
+    retired_reason, retired_by, lessons, tenant, project, scope, fire_count, last_fired_at, uid"""
 # What tells one stored version of a slot from another: its id and uid (an id reused after a restore or a
 # rolled-back insert is another row), its content id (a content row is never rewritten) and every column
 # any statement updates. Every other column of SLOT_COLUMNS is written once, by the insert.

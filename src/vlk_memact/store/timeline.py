@@ -16,13 +16,13 @@ from .dialect import SESSION, SqlDialect, session_params
 from .rows import SLOT_RETURNING, SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
-_INSERT_SLOT = f"""INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
+_INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
                    scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
                    fingerprint_version, lessons)
                VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
                                     WHERE tenant = ? AND project = ? AND session_id = ?),
                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-               RETURNING {SLOT_RETURNING}"""
+               RETURNING """ + SLOT_RETURNING
 
 
 def _json_list(values: Sequence[str]) -> str | None:
