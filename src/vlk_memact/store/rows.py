@@ -29,14 +29,6 @@ SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.orig
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
 SLOT_SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
-# SLOT_COLUMNS as the RETURNING clause of an insert into agent_timeline (its content read by id): the
-# inserted slot comes back with the insert, without a second statement.
-SLOT_RETURNING = """id, session_id, sequence_order, temporal_state, origin, created_at, content_id,
-    (SELECT c.raw_log FROM memory_contents c WHERE c.id = agent_timeline.content_id),
-    (SELECT c.file_context FROM memory_contents c WHERE c.id = agent_timeline.content_id),
-    (SELECT c.tool_payload FROM memory_contents c WHERE c.id = agent_timeline.content_id),
-    learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version,
-    retired_reason, retired_by, lessons, tenant, project, scope, fire_count, last_fired_at, uid"""
 # What tells one stored version of a slot from another: its id and uid (an id reused after a restore or a
 # rolled-back insert is another row), its content id (a content row is never rewritten) and every column
 # any statement updates. Every other column of SLOT_COLUMNS is written once, by the insert.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from .dialect import SESSION, SqlDialect, session_params
-from .rows import SLOT_RETURNING, SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
+from .rows import SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
@@ -22,7 +22,7 @@ _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, 
                VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
                                     WHERE tenant = ? AND project = ? AND session_id = ?),
                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-               RETURNING """ + SLOT_RETURNING
+               RETURNING id"""
 
 
 def _json_list(values: Sequence[str]) -> str | None:
@@ -45,7 +45,7 @@ class Timeline(SqlDialect):
 
     def insert_slot(self, slot: NewSlot) -> Slot:
         k = session_params(slot.key)
-        [row] = self._rows(
+        [(new_id,)] = self._rows(
             _INSERT_SLOT,
             (
                 uuid.uuid4().hex,
@@ -65,8 +65,8 @@ class Timeline(SqlDialect):
             ),
         )
         if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
-            self._index_keys(row[0], slot.fingerprint_keys)
-        return slot_from_row(row)
+            self._index_keys(new_id, slot.fingerprint_keys)
+        return slot_from_row(self._rows(SLOT_SELECT + " WHERE t.id = ?", (new_id,))[0])
 
     def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         rows = self._rows(
