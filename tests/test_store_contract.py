@@ -15,7 +15,7 @@ import pytest
 from store_slots import MILLIS, SECONDS, A, lesson, record, word
 
 from vlk_memact import StoreError
-from vlk_memact.core.model import NewSlot, Origin, Retired, Scope, SessionKey, TemporalState
+from vlk_memact.core.model import ConstraintType, NewSlot, Origin, Retired, Scope, SessionKey, TemporalState
 from vlk_memact.store import Store, open_store
 
 
@@ -73,6 +73,20 @@ def test_inserted_slots_come_back_whole_with_sqlite_timestamp_formats(store: Sto
         0,
     )
     assert SECONDS.match(slot.created_at) and slot.last_fired_at is None and len(slot.uid) == 32
+
+
+def test_an_inserted_slot_is_the_slot_a_read_returns(store: Store) -> None:
+    """insert_slot builds its slot from the INSERT's RETURNING clause: every field equals the stored row's."""
+    with store.write() as tx:
+        content = tx.add_content("local", "boom again", None, '{"cmd":"y"}')
+        record_slot = NewSlot(A, TemporalState.PRESENT, Origin.RECORD, content_id=content, fingerprint="fp",
+                              fingerprint_keys=("k1",), fingerprint_version=3)
+        lesson_slot = NewSlot(A, TemporalState.FUTURE, Origin.LESSON, scope=Scope.PROJECT,
+                              learning_summary="check the key", constraint_type=ConstraintType.DERIVED,
+                              evidence="seen twice", fingerprint_keys=("k1", "k2"), lessons=("one", "two"))
+        inserted = [tx.insert_slot(record_slot), tx.insert_slot(lesson_slot)]
+    with store.read() as tx:
+        assert tx.slots_by_id(A, [s.id for s in inserted]) == inserted
 
 
 def test_identical_content_is_stored_once_per_tenant(store: Store) -> None:
