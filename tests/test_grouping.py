@@ -267,3 +267,29 @@ def test_the_pruning_of_stage_two_changes_no_label(batch: list[str]) -> None:
 
     prints = [Fingerprint("fallback", f"fallback:{k}", (f"fallback:{k}",)) for k in batch]
     assert group(batch, fingerprints=prints) == _naive_stage_two(batch)
+
+
+def test_226_rustc_codes_in_3_variants_group_with_precision_and_recall_1() -> None:
+    """The issue's check: 226 rustc codes x 3 variants (another checkout, line, column, binding name in the
+    snippet); codes share their messages in fours, so only the code tells them apart."""
+    messages = ["mismatched types", "cannot borrow `x` as mutable more than once at a time",
+                "the trait bound `T: Clone` is not satisfied", "use of moved value: `v`"]
+    outputs, truth = [], []
+    for n, code in enumerate(range(1, 1000, 4)[:226]):
+        for v, root in enumerate(("/tmp/build-a1", "/home/ci/work/proj", "/srv/checkout-77")):
+            outputs.append(
+                f"   Compiling app v0.{v}.0 ({root})\n"
+                f"error[E{code:04d}]: {messages[n % 4]}\n"
+                f"  --> src/module_{v}.rs:{10 + 7 * v + n}:{5 + v}\n"
+                f"   |\n{10 + 7 * v + n} |     let value_{v} = compute({n + v});\n"
+                f"   |         ^^^^^^^ here\n\n"
+                f"error: could not compile `app` (bin \"app\") due to 1 previous error\n"
+            )
+            truth.append(code)
+    labels = group(outputs)
+    pairs = [(i, j) for i in range(len(outputs)) for j in range(i + 1, len(outputs))]
+    together = sum(labels[i] == labels[j] for i, j in pairs)
+    correct = sum(labels[i] == labels[j] and truth[i] == truth[j] for i, j in pairs)
+    should = sum(truth[i] == truth[j] for i, j in pairs)
+    assert len(outputs) == 678
+    assert correct == together == should  # pairwise precision = recall = 1.0
