@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -93,37 +93,7 @@ class PostgresStore:
         self._lock_timeout = f"{int(busy_timeout_ms)}ms"
         self._lock_wait = LOCK_RETRY_SECONDS if lock_wait_ms is None else lock_wait_ms / 1000
         self._writes_refused = False  # the server refused a write as read-only: writes start on fresh sessions
-        # A server that does not answer a connection attempt must not hang a call (unless the URL says otherwise).
-        timeout = {} if "connect_timeout" in _params(conninfo) else {"connect_timeout": int(CONNECT_TIMEOUT_SECONDS)}
-        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            conninfo,
-            min_size=1,
-            max_size=POOL_MAX_SIZE,
-            kwargs={"autocommit": True, **timeout},  # we issue BEGIN / COMMIT ourselves, like the SQLite store
-            configure=self._configure,
-            open=False,
-            name="vlk-memact",
-        )
-        try:
-            # Migrate on a connection of its own: an unreachable server fails here at once, not
-            # after the pool's reconnection attempts.
-            with psycopg.connect(conninfo, autocommit=True, **timeout) as conn:
-                self._configure(conn)
-                migrate(conn, create_schema=self._schema)
-                row = conn.execute("SELECT current_schema()").fetchone()
-            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
-        except (psycopg.Error, PoolTimeout) as exc:
-            self._pool.close()
-            raise postgres_error(exc, conninfo, "open") from exc
-        except BaseException:
-            self._pool.close()
-            raise
-        schema = row[0] if row else None
-        if schema is None:
-            self._pool.close()
-            raise StoreError(
-                f"the search_path of {self.url} names no existing schema; create it or use ?schema=NAME"
-            )
+        self._pool, schema = _open_pool(conninfo, self._schema, self._configure, self.url)
         # One write lock per schema: stores of other schemas on the same server do not wait for us.
         self._write_lock = advisory_key("write", schema)
         log.info("PostgreSQL store ready at %s (schema %s)", self.url, schema)
@@ -281,3 +251,40 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
         conn.execute("ROLLBACK")
     except psycopg.Error:
         pass  # a broken connection: the pool discards it on putconn
+
+
+def _open_pool(
+    conninfo: str, schema: str | None, configure: Callable[[psycopg.Connection[Any]], None], shown_url: str
+) -> tuple[ConnectionPool[psycopg.Connection[Any]], str]:
+    """Migrate on a connection of its own, then open the pool: an unreachable server fails here at once,
+    not after the pool's reconnection attempts. Returns the pool and the schema the search_path names."""
+    # A server that does not answer a connection attempt must not hang a call (unless the URL says otherwise).
+    timeout = {} if "connect_timeout" in _params(conninfo) else {"connect_timeout": int(CONNECT_TIMEOUT_SECONDS)}
+    pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+        conninfo,
+        min_size=1,
+        max_size=POOL_MAX_SIZE,
+        kwargs={"autocommit": True, **timeout},  # we issue BEGIN / COMMIT ourselves, like the SQLite store
+        configure=configure,
+        open=False,
+        name="vlk-memact",
+    )
+    try:
+        with psycopg.connect(conninfo, autocommit=True, **timeout) as conn:
+            configure(conn)
+            migrate(conn, create_schema=schema)
+            row = conn.execute("SELECT current_schema()").fetchone()
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+    except (psycopg.Error, PoolTimeout) as exc:
+        pool.close()
+        raise postgres_error(exc, conninfo, "open") from exc
+    except BaseException:
+        pool.close()
+        raise
+    schema_name = row[0] if row else None
+    if schema_name is None:
+        pool.close()
+        raise StoreError(
+            f"the search_path of {shown_url} names no existing schema; create it or use ?schema=NAME"
+        )
+    return pool, schema_name

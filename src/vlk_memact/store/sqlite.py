@@ -8,23 +8,20 @@ make several processes on one file safe; a UNIQUE index keeps sequence numbers u
 from __future__ import annotations
 
 import logging
-import random
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
 from ..core.errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
-from .sqlite_errors import is_read_only_url, lock_timeout_error, path_of, sqlite_error
-from .sqlite_schema import migrate
+from .sqlite_connect import MEMORY, open_connection, with_lock_retry
+from .sqlite_errors import is_read_only_url, path_of, sqlite_error
 from .sqlite_tx import SqliteTx
 
 log = logging.getLogger(__name__)
 
-MEMORY = ":memory:"
 LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked database before giving up
 
 
@@ -70,10 +67,6 @@ def _make_folder(folder: Path) -> None:
         ) from exc
 
 
-def _fold(text: str | None) -> str | None:
-    return None if text is None else text.casefold()
-
-
 class SqliteStore:
     """The Store protocol over one SQLite file.
 
@@ -103,7 +96,7 @@ class SqliteStore:
     def _connect(self, writable: bool) -> sqlite3.Connection:
         self._opened_immutable = False
         try:
-            return self._open(self.url, writable=writable)
+            return open_connection(self.url, writable, self._busy_timeout_ms, self._trace, self._with_lock_retry)
         except sqlite3.Error as exc:
             error = sqlite_error(exc, self.url, "open")
             path = path_of(self.url)
@@ -111,7 +104,8 @@ class SqliteStore:
             # exists; without one nothing can be writing to it, so an immutable view is safe and reads work.
             if isinstance(error, ReadOnlyDatabase) and path and not Path(path + "-wal").exists():
                 try:
-                    conn = self._open("file:" + quote(path) + "?mode=ro&immutable=1", writable=False)
+                    conn = open_connection("file:" + quote(path) + "?mode=ro&immutable=1", False, self._busy_timeout_ms,
+                                           self._trace, self._with_lock_retry)
                 except sqlite3.Error:
                     raise error from exc
                 if writable:
@@ -120,33 +114,6 @@ class SqliteStore:
                 self._opened_immutable = True
                 return conn
             raise error from exc
-
-    def _open(self, target: str, writable: bool) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            target,
-            uri=target != MEMORY,
-            check_same_thread=False,
-            isolation_level=None,  # we issue BEGIN / COMMIT ourselves
-            timeout=self._busy_timeout_ms / 1000,
-        )
-        try:
-            conn.set_trace_callback(self._trace)
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            if writable:
-                mode = self._with_lock_retry(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-                if mode.lower() != "wal":
-                    raise StoreError(f"could not switch {target} to WAL journaling (got {mode!r})")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.create_function("vlk_fold", 1, _fold, deterministic=True)
-            if writable or target == MEMORY:
-                self._with_lock_retry(lambda: migrate(conn))
-            else:
-                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # fail here, not at the first read
-            return conn
-        except BaseException:
-            conn.close()
-            raise
 
     def _connection(self, writing: bool = False) -> sqlite3.Connection:
         """The open connection, reopened first if the last one met a fault a new one may not have."""
@@ -238,23 +205,7 @@ class SqliteStore:
         return error
 
     def _with_lock_retry(self, action):  # type: ignore[no-untyped-def]
-        """Retry an action the busy timeout could not get through, with jittered backoff, up to the lock wait."""
-        started = time.monotonic()
-        deadline = started + self._lock_wait
-        delay = 0.01
-        while True:
-            try:
-                return action()
-            except sqlite3.OperationalError as exc:
-                message = str(exc).lower()
-                if "locked" not in message and "busy" not in message:
-                    raise
-                if time.monotonic() > deadline:
-                    error = lock_timeout_error(self.url, time.monotonic() - started)
-                    log.warning("%s", error)
-                    raise error from exc
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 0.5)
+        return with_lock_retry(action, self._lock_wait, self.url)
 
     def optimize(self, vacuum: bool) -> None:
         with self._lock:
