@@ -349,3 +349,23 @@ def test_adversarial_inputs_are_linear(unit: str) -> None:
     assert timings[1] < 10.0, timings
     # ten times the input may cost ten times the time, not a hundred (slack for noise)
     assert timings[1] < 40 * timings[0] + 1.0, timings
+
+
+def _anchors() -> list[str]:
+    from vlk_memact.core import redact as module
+
+    return [anchor for _, entries in module._TRIGGERS for anchor, _ in entries]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_anchors()), st.text(alphabet="ab:/-_ -\n.kgs0", max_size=6)),
+                max_size=30))
+def test_the_anchor_scan_finds_every_place_an_anchor_starts_in_table_order(parts: list[str]) -> None:
+    """One compiled scan replaced a str.find loop per anchor group: it must see every (overlapping) anchor,
+    ordered group by group as the table lists them (the order decides which places a rule's resume skips)."""
+    from vlk_memact.core import redact as module
+
+    low = "".join(parts).lower()
+    order = {trigger: n for n, (trigger, _) in enumerate(module._TRIGGERS)}
+    expected = sorted({(order[a[:2]], i) for a in _anchors() for i in range(len(low)) if low.startswith(a, i)})
+    assert module._anchor_places(low) == expected

@@ -13,8 +13,8 @@ Each rule yields a *span* of secret bytes; everything outside the span (the prov
 as ``sk-ant-``/``AKIA``/``ghp_``, the key name of ``password=``, the user and host of a URL, the
 PEM armour lines) is kept and the span becomes ``***REDACTED***``. Spans that already hold the
 placeholder are skipped, so ``redact`` is idempotent. The module is pure: no I/O, no network.
-A rule's regex is only tried (``match``, never ``search``) where ``str.find`` sees its anchor
-literal in the lowered text, its quantifiers are possessive or bounded, and a rule resumes after
+A rule's regex is only tried (``match``, never ``search``) where one compiled scan of the lowered
+text sees its anchor literal, its quantifiers are possessive or bounded, and a rule resumes after
 its own previous match, so the work stays linear. It never raises on a ``str``.
 """
 
@@ -392,7 +392,7 @@ def _generic(text: str, low: str, out: list[_Found]) -> None:
 
 
 def _triggers() -> tuple[tuple[str, tuple[tuple[str, _Rule], ...]], ...]:
-    """Anchors grouped under their first two characters: one ``str.find`` loop per group."""
+    """Anchors grouped under their first two characters, in the order the rules list them."""
     groups: dict[str, list[tuple[str, _Rule]]] = {}
     for rule in _RULES:
         for anchor in rule.anchors:
@@ -400,32 +400,65 @@ def _triggers() -> tuple[tuple[str, tuple[tuple[str, _Rule], ...]], ...]:
     return tuple((t, tuple(v)) for t, v in groups.items())
 
 
+def _trie(words: list[str]) -> str:
+    """One regex matching exactly where any of ``words`` starts, factored by common prefix so that ``re``
+    tries a handful of branches per position instead of every anchor (a third of the scan's time)."""
+    tree: dict[str, dict] = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if ends else body
+
+    return emit(tree)
+
+
 _TRIGGERS = _triggers()
+_GROUP = {trigger: (order, entries) for order, (trigger, entries) in enumerate(_TRIGGERS)}
+_ANCHOR_AT = re.compile(_trie([a for _, entries in _TRIGGERS for a, _ in entries]))
 _PRIORITY = {rule: n for n, rule in enumerate(_RULES)}
+
+
+def _anchor_places(low: str) -> list[tuple[int, int]]:
+    """(group, index) of every index where an anchor starts, ordered group by group: the order in which
+    rules are tried decides what ``resume`` skips, so it is the order of the anchor table."""
+    places = []
+    m = _ANCHOR_AT.search(low)
+    while m is not None:
+        i = m.start()
+        places.append((_GROUP[low[i : i + 2]][0], i))
+        m = _ANCHOR_AT.search(low, i + 1)
+    places.sort()
+    return places
 
 
 def _candidates(text: str, low: str) -> list[tuple[int, int, str]]:
     """All (start, end, kind) secret spans, in rule-priority order."""
     found: list[tuple[int, int, int, str]] = []
     resume: dict[_Rule, int] = {}  # a rule is not tried again inside its own previous match
-    for trigger, entries in _TRIGGERS:
-        i = low.find(trigger)
-        while i != -1:
-            for anchor, rule in entries:
-                if not low.startswith(anchor, i):
-                    continue
-                start = i if rule.locate is None else rule.locate(text, i)
-                if start is None or start < resume.get(rule, 0):
-                    continue
-                if start > 0 and text[start - 1] in rule.boundary:
-                    continue
-                m = rule.regex.match(text, start)
-                if m is not None:
-                    resume[rule] = m.end()
-                    span = rule.check(m)
-                    if span is not None and span[0] < span[1]:
-                        found.append((_PRIORITY[rule], span[0], span[1], rule.kind))
-            i = low.find(trigger, i + 1)
+    for group, i in _anchor_places(low):
+        for anchor, rule in _TRIGGERS[group][1]:
+            if not low.startswith(anchor, i):
+                continue
+            start = i if rule.locate is None else rule.locate(text, i)
+            if start is None or start < resume.get(rule, 0):
+                continue
+            if start > 0 and text[start - 1] in rule.boundary:
+                continue
+            m = rule.regex.match(text, start)
+            if m is not None:
+                resume[rule] = m.end()
+                span = rule.check(m)
+                if span is not None and span[0] < span[1]:
+                    found.append((_PRIORITY[rule], span[0], span[1], rule.kind))
     found.sort()
     out = [(s, e, k) for _, s, e, k in found]
     _generic(text, low, out)
