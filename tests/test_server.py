@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -35,10 +36,30 @@ REQUIRED = {
 }
 
 
-@pytest.fixture(params=["legacy", "auto"])
+@pytest.fixture(params=[("legacy", False), ("auto", False), ("auto", True)], ids=["legacy", "auto", "auto-inline"])
 async def client(request: pytest.FixtureRequest, memory: Memory) -> AsyncIterator[Client]:
-    async with Client(build_server(memory), mode=request.param) as c:
+    mode, inline = request.param
+    async with Client(build_server(memory, inline=inline), mode=mode) as c:
         yield c
+
+
+@pytest.mark.parametrize("inline", [False, True])
+async def test_inline_runs_every_tool_on_the_event_loop_and_the_default_in_a_worker_thread(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, inline: bool
+) -> None:
+    """stdio serves with inline=True (one client: no thread hand-off per call); HTTP keeps the threads."""
+    seen: list[int] = []
+    for name in ("record_state", "fetch_context"):
+        real = getattr(memory, name)
+        monkeypatch.setattr(memory, name, lambda *a, _real=real, **k: (seen.append(threading.get_ident()), _real(*a, **k))[1])
+    async with Client(build_server(memory, inline=inline)) as c:
+        recorded = await c.call_tool("vlk_record_state", {"raw_log": "ValueError: bad value 42"})
+        fetched = await c.call_tool("vlk_fetch_context", {})
+    assert not recorded.is_error and not fetched.is_error
+    assert "ValueError: bad value 42" in fetched.content[0].text
+    assert len(seen) == 2
+    loop_thread = threading.get_ident()
+    assert all((t == loop_thread) is inline for t in seen), (inline, seen, loop_thread)
 
 
 async def call(client: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:

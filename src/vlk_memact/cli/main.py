@@ -174,7 +174,7 @@ def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
     # Under Claude Code the model's calls without session_id join the session its hooks write to.
     memory.default_session = settings.host_session_id
     log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.store.url, memory.project)
-    build_server(memory).run("stdio")
+    build_server(memory, inline=True).run("stdio")
     return 0
 
 
