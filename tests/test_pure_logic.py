@@ -262,3 +262,38 @@ def test_constraint_type_is_validated() -> None:
 
 def test_anchor_template_keeps_the_prototype_wording() -> None:
     assert "CURRENT STRATEGY EXHAUSTED. Mandatory: completely change approach." in ANCHOR_TEMPLATE
+
+
+# ---- render: the shortcuts equal their definitions ----
+
+def _fold_by_definition(slots: list[Slot]) -> dict[int, list[int]]:
+    """fold_repeats as first written: the newest slot of a fingerprint after a stable sort by sequence."""
+    newest: dict[str, Slot] = {}
+    for slot in sorted(slots, key=lambda s: s.sequence_order):
+        if slot.fingerprint:
+            newest[slot.fingerprint] = slot
+    folded: dict[int, list[int]] = {s.id: [] for s in slots}
+    for slot in slots:
+        head = newest.get(slot.fingerprint or "")
+        if head is not None and head.id != slot.id:
+            folded.pop(slot.id)
+            folded[head.id].append(slot.id)
+    return folded
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fold_repeats_and_the_early_budget_check_equal_their_definitions(seed: int) -> None:
+    import random
+    from dataclasses import replace
+
+    from vlk_memact.core.render import _exceeds, _least_cut_tokens, fold_repeats
+
+    rng = random.Random(seed)
+    slots = [replace(present(i, "x" * rng.randrange(1, 3000)), fingerprint=rng.choice(["", "a", "b", "c", None]),
+                     sequence_order=rng.randrange(1, 30)) for i in range(1, rng.randrange(2, 60))]
+    rng.shuffle(slots)
+    assert fold_repeats(slots) == _fold_by_definition(slots)
+    costs = [rng.randrange(0, 400) for _ in range(rng.randrange(0, 6))]
+    chars = [len(s.raw_log or "") for s in slots]
+    for left in (0, 50, 500, 3000, 10**6):
+        assert _exceeds(left, costs, iter(chars)) is (sum(costs) + sum(map(_least_cut_tokens, chars)) > left)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from json.encoder import encode_basestring as _json_string
 
 from .model import (
@@ -113,9 +114,11 @@ def _present_entry(slot_id: int, file_context: str | None, log: str | None, also
 def fold_repeats(present: Sequence[Slot]) -> dict[int, list[int]]:
     """Newest slot of each fingerprint -> the older PRESENT slots of the same error, shown once."""
     newest: dict[str, Slot] = {}
-    for slot in sorted(present, key=lambda s: s.sequence_order):
+    for slot in present:  # the highest sequence_order of each fingerprint (the later one on a tie)
         if slot.fingerprint:
-            newest[slot.fingerprint] = slot
+            held = newest.get(slot.fingerprint)
+            if held is None or slot.sequence_order >= held.sequence_order:
+                newest[slot.fingerprint] = slot
     folded: dict[int, list[int]] = {s.id: [] for s in present}
     for slot in present:
         head = newest.get(slot.fingerprint or "")
@@ -209,12 +212,11 @@ def render_context(
     # Each part is rendered and priced once, for both passes (only a cut log depends on the room left).
     fixes = fixes or {}
     constraint_parts = [(c.id, *_constraint_part(c, session_id, fixes.get(c.id))) for c in constraints]
-    heads = sorted((s for s in present if s.id in folded), key=lambda s: s.sequence_order, reverse=True)
+    heads = sorted((s for s in present if s.id in folded), key=_SEQUENCE, reverse=True)
     present_parts = [(s, folded[s.id]) for s in heads]
     # Even at their least (a log cut to its marker) the entries cost more than the room: something will be
     # left out, so the first pass, which only finds that out, is skipped.
-    surely_short = sum(c[2] for c in constraint_parts) + sum(
-        _least_cut_tokens(len(s.raw_log or "")) for s in heads) > left
+    surely_short = _exceeds(left, [c[2] for c in constraint_parts], (len(s.raw_log or "") for s in heads))
     fill = None if surely_short else _fill(
         conflicts, constraint_parts, present_parts, left, until_omission=True)
     if fill is None or fill.omitted_c or fill.omitted_p:  # something is left out: room for the line saying so
@@ -231,6 +233,22 @@ def render_context(
         )
     text += "\n" + pipeline
     return RenderedContext(text, fill.shown_c, listed_p, fill.omitted_c, sorted(fill.omitted_p))
+
+
+_SEQUENCE = attrgetter("sequence_order")
+
+
+def _exceeds(left: int, constraint_costs: Sequence[int], log_chars: Iterable[int]) -> bool:
+    """Whether the constraints and the least entries of the PRESENT slots cost more than left: summed only
+    until they do (a long session passes it within its first few slots)."""
+    total = sum(constraint_costs)
+    if total > left:
+        return True
+    for chars in log_chars:
+        total += _least_cut_tokens(chars)
+        if total > left:
+            return True
+    return False
 
 
 @dataclass
