@@ -52,7 +52,7 @@ memory = Memory(os.environ["DATABASE_URL"], settings=Settings.from_env({"VLK_LOG
                 project=os.environ["VLK_PROJECT"])
 first = memory.record_state(raw_log="a stub's only record", session_id="stub")
 memory.record_state = lambda **_: first  # everything but the engine's work
-build_server(memory).run()
+build_server(memory, inline=True).run()  # as `vlk-memact` serves stdio
 """
 
 
