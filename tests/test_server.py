@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,7 +48,8 @@ async def client(request: pytest.FixtureRequest, memory: Memory) -> AsyncIterato
 async def test_inline_runs_every_tool_on_the_event_loop_and_the_default_in_a_worker_thread(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, inline: bool
 ) -> None:
-    """stdio serves with inline=True (one client: no thread hand-off per call); HTTP keeps the threads."""
+    """stdio serves with inline=True (one client: no thread hand-off per call) over SQLite; HTTP and
+    PostgreSQL keep the threads."""
     seen: list[int] = []
     for name in ("record_state", "fetch_context"):
         real = getattr(memory, name)
@@ -59,7 +61,39 @@ async def test_inline_runs_every_tool_on_the_event_loop_and_the_default_in_a_wor
     assert "ValueError: bad value 42" in fetched.content[0].text
     assert len(seen) == 2
     loop_thread = threading.get_ident()
-    assert all((t == loop_thread) is inline for t in seen), (inline, seen, loop_thread)
+    in_place = inline and hasattr(memory.store, "attempt")  # PostgreSQL keeps the threads (its waits are remote)
+    assert all((t == loop_thread) is in_place for t in seen), (inline, seen, loop_thread)
+
+
+async def test_inline_moves_a_write_that_would_wait_for_a_lock_to_a_thread_and_keeps_answering_reads(
+    tmp_path: Path,
+) -> None:
+    """Another process holds the write lock: the record leaves the event loop to wait, a read is answered
+    meanwhile, and the record lands once the lock is released."""
+    import sqlite3
+
+    import anyio
+
+    memory = Memory(f"sqlite:///{tmp_path / 'vlk.db'}")
+    memory.record_state("first error")
+    other = sqlite3.connect(tmp_path / "vlk.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    done: dict[str, Any] = {}
+    async with Client(build_server(memory, inline=True)) as c:
+        async def record() -> None:
+            done["record"] = await c.call_tool("vlk_record_state", {"raw_log": "second error"})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(record)
+            await anyio.sleep(0.2)
+            history = await c.call_tool("vlk_get_history", {})
+            assert "record" not in done  # still waiting for the lock, off the loop
+            assert [s["raw_log"] for s in history.structured_content["slots"]] == ["first error"]
+            other.execute("ROLLBACK")
+        assert not done["record"].is_error
+    other.close()
+    assert [s.raw_log for s in memory.get_history().slots] == ["second error", "first error"]
+    memory.close()
 
 
 async def call(client: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:

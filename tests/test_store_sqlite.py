@@ -241,3 +241,60 @@ def test_several_processes_on_one_file_lose_nothing(db_path: Path) -> None:
         assert sum(1 for s in shared if s.raw_log) == 240
         for n in range(4):
             assert m.summarize_session(session_id=f"p{n}").present == 60
+
+
+def test_attempt_gives_up_at_once_on_a_held_lock_and_then_waits_as_before(db_path: Path) -> None:
+    """store.attempt() (stdio serves tools on its event loop under it): the first write of a call that would
+    wait for a lock raises WouldWait before it changes anything; outside it, a write waits as it always did."""
+    import time
+
+    from vlk_memact.store import WouldWait
+    from vlk_memact.store.sqlite_connect import waiting_refused
+
+    memory = Memory(f"sqlite:///{db_path}")
+    memory.record_state("first error")
+    store = memory.store
+    other = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # another process's writer
+    try:
+        started = time.monotonic()
+        with store.attempt(), pytest.raises(WouldWait):
+            memory.record_state("second error")
+        assert time.monotonic() - started < 0.5  # gave up at once, not after the busy timeout
+        # Meanwhile a write outside attempt() waits for the lock (released 0.3 s later) and succeeds.
+        threading.Timer(0.3, lambda: other.execute("ROLLBACK")).start()
+        started = time.monotonic()
+        memory.record_state("third error")
+        assert time.monotonic() - started >= 0.25
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+    logs = [s.raw_log for s in memory.get_history(limit=10).slots]
+    assert "second error" not in logs and {"first error", "third error"} <= set(logs)
+
+    # Another thread of this process holding the store's lock: WouldWait too.
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.write():
+            holding.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(5)
+        with store.attempt(), pytest.raises(WouldWait):
+            memory.fetch_context()
+    finally:
+        release.set()
+        holder.join()
+
+    # Once a call holds its first lock, it no longer refuses to wait; the scope ends with the refusal.
+    with store.attempt():
+        assert waiting_refused()
+        memory.record_state("fourth error")
+        assert not waiting_refused()
+    assert not waiting_refused()
+    memory.close()

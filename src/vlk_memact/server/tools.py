@@ -10,11 +10,13 @@ name is a JSON-RPC invalid-params error.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any, TypeVar
 
+import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -36,6 +38,7 @@ from ..core.model import (
 )
 from ..engine import Memory
 from ..hosts.failures import non_failure
+from ..store import WouldWait
 from .schemas import light_output_schema
 
 SERVER_NAME = "Vlk MemAct"
@@ -115,7 +118,8 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
     """An MCPServer exposing the seven tools over one Memory.
 
     Over authenticated HTTP each request acts as the tenant its bearer token maps to. inline (stdio, one
-    client): the tools run on the event loop instead of the SDK's worker thread (run_inline).
+    client): the tools run on the event loop instead of the SDK's worker thread unless they would wait for a
+    lock (run_inline).
     """
 
     class _Current:
@@ -139,7 +143,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
     add_revoke_and_record(server, memory)
     guard_calls(server)
     if inline:
-        run_inline(server)
+        run_inline(server, root.store)
     return server
 
 
@@ -276,20 +280,28 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
         return _result(results.record_text(result), results.record_view(result))
 
 
-def run_inline(server: MCPServer) -> None:
-    """Run every tool on the event loop rather than in a worker thread.
+def run_inline(server: MCPServer, store: Any) -> None:
+    """Run every tool on the event loop rather than in a worker thread, unless it would wait for a lock.
 
     The SDK runs a sync tool through anyio's thread pool: two thread hand-offs per call (0.1-0.2 ms, a
-    tenth of a record). Over stdio the server has one client and the loop has nothing else to serve
-    while a tool runs, so the engine is called in place. HTTP keeps the threads: there one slow call
-    must not hold up the other clients' requests.
+    tenth of a record). Over stdio the server has one client, so the engine is called in place, under the
+    store's attempt(): a write that would wait for another writer's lock gives up before doing anything
+    and the call runs again in a worker thread, so the loop keeps answering reads while it waits. HTTP
+    keeps the threads, and so does a store without attempt() (PostgreSQL waits happen on its server).
     """
+    attempt = getattr(store, "attempt", None)
+    if attempt is None:
+        return
     for tool in server._tool_manager.list_tools():  # noqa: SLF001
         if tool.is_async:
             continue
 
         async def in_place(*args: Any, _fn: Callable[..., Any] = tool.fn, **kwargs: Any) -> Any:
-            return _fn(*args, **kwargs)
+            try:
+                with attempt():
+                    return _fn(*args, **kwargs)
+            except WouldWait:
+                return await anyio.to_thread.run_sync(functools.partial(_fn, *args, **kwargs))
 
         tool.fn, tool.is_async = in_place, True
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from ..core.errors import ConfigError
+from ..core.errors import ConfigError, WouldWait
 from ..core.model import (
     Fix,
     NewFix,
@@ -231,4 +231,4 @@ def open_store(url: str | None, busy_timeout_ms: int = 5000, lock_wait_ms: int |
     )
 
 
-__all__ = ["Store", "Transaction", "open_store"]
+__all__ = ["Store", "Transaction", "WouldWait", "open_store"]

@@ -11,12 +11,27 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, quote
 
-from ..core.errors import ConfigError, DatabaseCorrupt, DatabaseIOError, ReadOnlyDatabase, StoreError
-from .sqlite_connect import MEMORY, open_connection, with_lock_retry
+from ..core.errors import (
+    ConfigError,
+    DatabaseCorrupt,
+    DatabaseIOError,
+    ReadOnlyDatabase,
+    StoreError,
+    WouldWait,
+)
+from .sqlite_connect import (
+    MEMORY,
+    begin_write,
+    busy_for_write,
+    no_wait,
+    open_connection,
+    waiting_refused,
+    with_lock_retry,
+)
 from .sqlite_errors import is_read_only_url, path_of, sqlite_error
 from .sqlite_tx import SqliteTx
 
@@ -91,6 +106,7 @@ class SqliteStore:
         self._opened_immutable = False
         self._trace: Callable[[str], object] | None = None
         self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
+        self._conn_busy_ms = busy_timeout_ms  # the writing connection's busy timeout now (0 under no_wait)
         log.info("SQLite store ready at %s", target)
 
     def _connect(self, writable: bool) -> sqlite3.Connection:
@@ -123,18 +139,21 @@ class SqliteStore:
             if writing:  # a write is the only way to learn that writing works again
                 self._read_only = False
             self._conn = self._connect(writable=not is_read_only_url(self.url))  # raises while the fault lasts
+            self._conn_busy_ms = self._busy_timeout_ms
             self._stale = False
             log.info("Reopened the SQLite database %s after an earlier error", self.url)
         return self._conn
 
     # ---- transactions ----
 
+    def attempt(self) -> AbstractContextManager[None]:
+        """Within it, the first write that would wait for a lock, this process's or another's, raises WouldWait
+        before it changes anything; later writes of the same call wait as usual (server/tools.run_inline)."""
+        return no_wait()
+
     @contextmanager
     def write(self) -> Iterator[SqliteTx]:
-        with self._lock:
-            conn = self._connection(writing=True)
-            self._begin(conn, "BEGIN IMMEDIATE", "write")
-            yield from self._run(conn, "write")
+        yield from self._writing(commit=True)
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
@@ -171,10 +190,21 @@ class SqliteStore:
     @contextmanager
     def dry_run(self) -> Iterator[SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
-        with self._lock:
+        yield from self._writing(commit=False)
+
+    def _writing(self, commit: bool) -> Iterator[SqliteTx]:
+        if not self._lock.acquire(blocking=not waiting_refused()):
+            raise WouldWait(f"another thread is writing to {self.url}")
+        try:
             conn = self._connection(writing=True)
-            self._begin(conn, "BEGIN IMMEDIATE", "write")
-            yield from self._run(conn, "write", commit=False)
+            try:
+                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms)
+                begin_write(conn, self._with_lock_retry)
+            except sqlite3.Error as exc:
+                raise self._fault(exc, "write") from exc
+            yield from self._run(conn, "write", commit=commit)
+        finally:
+            self._lock.release()
 
     def _run(self, conn: sqlite3.Connection, doing: str, commit: bool = True) -> Iterator[SqliteTx]:
         try:

@@ -9,10 +9,12 @@ import logging
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
-from ..core.errors import StoreError
+from ..core.errors import StoreError, WouldWait
 from .sqlite_errors import lock_timeout_error
 from .sqlite_schema import migrate
 
@@ -20,6 +22,54 @@ log = logging.getLogger("vlk_memact.store.sqlite")
 T = TypeVar("T")
 
 MEMORY = ":memory:"
+
+
+# Set by no_wait() for one call; cleared by the first transaction that gets its lock, so that a call never
+# stops half done: only its first lock can refuse to wait.
+_NO_WAIT: ContextVar[bool] = ContextVar("vlk_sqlite_no_wait", default=False)
+
+
+@contextmanager
+def no_wait() -> Iterator[None]:
+    """Within it, the first write that would wait for a lock raises WouldWait at once instead."""
+    token = _NO_WAIT.set(True)
+    try:
+        yield
+    finally:
+        _NO_WAIT.reset(token)
+
+
+def waiting_refused() -> bool:
+    return _NO_WAIT.get()
+
+
+def busy_for_write(conn: sqlite3.Connection, now_ms: int, busy_timeout_ms: int) -> int:
+    """Give the writing connection the busy timeout of this write (none under no_wait); it is set only when it
+    changes, so a run of writes of one kind costs no statement. Returns the timeout now set."""
+    wanted = 0 if _NO_WAIT.get() else busy_timeout_ms
+    if now_ms != wanted:
+        conn.execute(f"PRAGMA busy_timeout = {int(wanted)}")
+    return wanted
+
+
+def begin_write(conn: sqlite3.Connection, retry: Callable[[Callable[[], object]], object]) -> None:
+    """BEGIN IMMEDIATE, retried up to the lock wait; under no_wait tried once (WouldWait if the database is
+    locked), after which the call waits as usual: it holds its first lock."""
+    if not _NO_WAIT.get():
+        retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+        return
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if is_lock_error(exc):
+            raise WouldWait("another process is writing to the database") from exc
+        raise
+    _NO_WAIT.set(False)
+
+
+def is_lock_error(exc: sqlite3.Error) -> bool:
+    message = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in message or "busy" in message)
 
 
 def _fold(text: str | None) -> str | None:
@@ -67,8 +117,7 @@ def with_lock_retry(action: Callable[[], T], lock_wait: float, url: str) -> T:
         try:
             return action()
         except sqlite3.OperationalError as exc:
-            message = str(exc).lower()
-            if "locked" not in message and "busy" not in message:
+            if not is_lock_error(exc):
                 raise
             if time.monotonic() > deadline:
                 error = lock_timeout_error(url, time.monotonic() - started)
