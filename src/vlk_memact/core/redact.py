@@ -422,7 +422,7 @@ def _trie(words: list[str]) -> str:
 
 
 _TRIGGERS = _triggers()
-_GROUP = {trigger: (order, entries) for order, (trigger, entries) in enumerate(_TRIGGERS)}
+_GROUP = {trigger: order for order, (trigger, _) in enumerate(_TRIGGERS)}
 _ANCHOR_AT = re.compile(_trie([a for _, entries in _TRIGGERS for a, _ in entries]))
 _PRIORITY = {rule: n for n, rule in enumerate(_RULES)}
 
@@ -434,7 +434,7 @@ def _anchor_places(low: str) -> list[tuple[int, int]]:
     m = _ANCHOR_AT.search(low)
     while m is not None:
         i = m.start()
-        places.append((_GROUP[low[i : i + 2]][0], i))
+        places.append((_GROUP[low[i : i + 2]], i))
         m = _ANCHOR_AT.search(low, i + 1)
     places.sort()
     return places

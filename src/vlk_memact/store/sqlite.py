@@ -160,12 +160,12 @@ class SqliteStore:
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
             with self._lock:
                 conn = self._connection()
-                self._begin(conn, "BEGIN", "read")
+                self._begin_read(conn)
                 yield from self._run(conn, "read")
             return
         with self._read_lock:
             conn = self._reading_connection()
-            self._begin(conn, "BEGIN", "read")
+            self._begin_read(conn)
             yield from self._run(conn, "read")
 
     def _reading_connection(self) -> sqlite3.Connection:
@@ -181,11 +181,11 @@ class SqliteStore:
             self._reader_stale = False
         return self._reader
 
-    def _begin(self, conn: sqlite3.Connection, begin: str, doing: str) -> None:
+    def _begin_read(self, conn: sqlite3.Connection) -> None:
         try:
-            self._with_lock_retry(lambda: conn.execute(begin))
+            self._with_lock_retry(lambda: conn.execute("BEGIN"))
         except sqlite3.Error as exc:
-            raise self._fault(exc, doing) from exc
+            raise self._fault(exc, "read") from exc
 
     @contextmanager
     def dry_run(self) -> Iterator[SqliteTx]:
@@ -193,13 +193,14 @@ class SqliteStore:
         yield from self._writing(commit=False)
 
     def _writing(self, commit: bool) -> Iterator[SqliteTx]:
-        if not self._lock.acquire(blocking=not waiting_refused()):
+        refuse = waiting_refused()
+        if not self._lock.acquire(blocking=not refuse):
             raise WouldWait(f"another thread is writing to {self.url}")
         try:
             conn = self._connection(writing=True)
             try:
-                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms)
-                begin_write(conn, self._with_lock_retry)
+                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, refuse)
+                begin_write(conn, self._with_lock_retry, refuse)
             except sqlite3.Error as exc:
                 raise self._fault(exc, "write") from exc
             yield from self._run(conn, "write", commit=commit)

@@ -43,19 +43,19 @@ def waiting_refused() -> bool:
     return _NO_WAIT.get()
 
 
-def busy_for_write(conn: sqlite3.Connection, now_ms: int, busy_timeout_ms: int) -> int:
-    """Give the writing connection the busy timeout of this write (none under no_wait); it is set only when it
-    changes, so a run of writes of one kind costs no statement. Returns the timeout now set."""
-    wanted = 0 if _NO_WAIT.get() else busy_timeout_ms
+def busy_for_write(conn: sqlite3.Connection, now_ms: int, busy_timeout_ms: int, refuse: bool) -> int:
+    """Give the writing connection the busy timeout of this write (none when it refuses to wait); it is set
+    only when it changes, so a run of writes of one kind costs no statement. Returns the timeout now set."""
+    wanted = 0 if refuse else busy_timeout_ms
     if now_ms != wanted:
         conn.execute(f"PRAGMA busy_timeout = {int(wanted)}")
     return wanted
 
 
-def begin_write(conn: sqlite3.Connection, retry: Callable[[Callable[[], object]], object]) -> None:
-    """BEGIN IMMEDIATE, retried up to the lock wait; under no_wait tried once (WouldWait if the database is
-    locked), after which the call waits as usual: it holds its first lock."""
-    if not _NO_WAIT.get():
+def begin_write(conn: sqlite3.Connection, retry: Callable[[Callable[[], object]], object], refuse: bool) -> None:
+    """BEGIN IMMEDIATE, retried up to the lock wait; when it refuses to wait (no_wait), tried once (WouldWait if
+    the database is locked), after which the call waits as usual: it holds its first lock."""
+    if not refuse:
         retry(lambda: conn.execute("BEGIN IMMEDIATE"))
         return
     try:
