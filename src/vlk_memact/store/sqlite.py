@@ -23,6 +23,7 @@ from ..core.errors import (
     StoreError,
     WouldWait,
 )
+from .batch import Batch, Joined
 from .sqlite_connect import (
     MEMORY,
     begin_write,
@@ -105,6 +106,7 @@ class SqliteStore:
         self._reader_immutable = False
         self._opened_immutable = False
         self._trace: Callable[[str], object] | None = None
+        self._joined = Joined()  # the batch this thread's transactions join (store/batch.py)
         self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
         self._conn_busy_ms = busy_timeout_ms  # the writing connection's busy timeout now (0 under no_wait)
         log.info("SQLite store ready at %s", target)
@@ -153,10 +155,16 @@ class SqliteStore:
 
     @contextmanager
     def write(self) -> Iterator[SqliteTx]:
+        if self._joined.conn is not None:
+            yield from self._savepoint(self._joined.conn, keep=True)
+            return
         yield from self._writing(commit=True)
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
+        if self._joined.conn is not None:  # what the batch wrote so far is visible on its connection only
+            yield from self._run(self._joined.conn, "read", commit=None)
+            return
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
             with self._lock:
                 conn = self._connection()
@@ -190,7 +198,56 @@ class SqliteStore:
     @contextmanager
     def dry_run(self) -> Iterator[SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
+        if self._joined.conn is not None:
+            yield from self._savepoint(self._joined.conn, keep=False)
+            return
         yield from self._writing(commit=False)
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One write transaction this thread's write(), read() and dry_run() join (store/batch.py)."""
+        if self._joined.conn is not None:
+            raise StoreError("a batch is already open in this thread; batches do not nest")
+        with self._lock:  # a re-entrant lock: this thread's joined transactions take it again
+            conn = self._connection(writing=True)
+            try:
+                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
+                begin_write(conn, self._with_lock_retry, False)
+            except sqlite3.Error as exc:
+                raise self._fault(exc, "write") from exc
+
+            def commit() -> None:
+                try:
+                    conn.execute("COMMIT")
+                    begin_write(conn, self._with_lock_retry, False)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc, "write") from exc
+
+            self._joined.conn = conn
+            try:
+                yield from self._run(conn, "write", commit=True, yielding=Batch(commit))
+            finally:
+                self._joined.conn = None
+                self._joined.depth = 0
+
+    def _savepoint(self, conn: sqlite3.Connection, keep: bool) -> Iterator[SqliteTx]:
+        """A transaction joined to the batch: a savepoint, released when keep and the body succeeds, else undone."""
+        name = self._joined.savepoint()
+        try:
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield SqliteTx(conn)
+            except BaseException:
+                _undo(conn, name)
+                raise
+            if keep:
+                conn.execute(f"RELEASE {name}")
+            else:
+                _undo(conn, name)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, "write") from exc
+        finally:
+            self._joined.released()
 
     def _writing(self, commit: bool) -> Iterator[SqliteTx]:
         refuse = waiting_refused()
@@ -207,15 +264,22 @@ class SqliteStore:
         finally:
             self._lock.release()
 
-    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool = True) -> Iterator[SqliteTx]:
+    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool | None = True,
+             yielding: object = None) -> Iterator[SqliteTx]:
+        """Yield a transaction on conn (or `yielding`), then commit, roll back (commit False) or leave it open
+        (None: a read joined to a batch)."""
         try:
-            yield SqliteTx(conn)
+            yield yielding if yielding is not None else SqliteTx(conn)  # type: ignore[misc]
         except sqlite3.Error as exc:
-            _rollback(conn)
+            if commit is not None:
+                _rollback(conn)
             raise self._fault(exc, doing) from exc
         except BaseException:
-            _rollback(conn)
+            if commit is not None:
+                _rollback(conn)
             raise
+        if commit is None:
+            return
         if not commit:
             _rollback(conn)
             return
@@ -262,6 +326,16 @@ class SqliteStore:
             self._conn.close()
             if self._reader is not None:
                 self._reader.close()
+
+
+def _undo(conn: sqlite3.Connection, name: str) -> None:
+    """Undo a savepoint of a batch: what the failed joined transaction wrote goes, the batch goes on."""
+    if conn.in_transaction:
+        try:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+        except sqlite3.Error as exc:  # SQLite ended the transaction itself (a full disk): the batch fails
+            log.warning("ROLLBACK TO %s failed: %s", name, exc)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

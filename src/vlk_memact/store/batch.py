@@ -1,0 +1,44 @@
+"""One long write transaction that the engine's own transactions join: what a store's batch() hands out.
+
+Learning from past sessions feeds thousands of hook events through the engine, each of which opens its own
+transactions. Inside `with store.batch() as batch:` every write() of the same thread becomes a savepoint of
+the batch's transaction (undone alone when it raises, as a transaction of its own would be), every read()
+sees what the batch wrote so far, and dry_run() is a savepoint always undone. `batch.commit()` makes what
+the batch holds durable and goes on in a new transaction, so that a long run commits in steps short enough
+for other writers (live hooks) never to wait long; leaving the block commits, an exception rolls back what
+was not committed. After a batch ended with an exception, open a new Memory: its caches may describe rows
+the rollback removed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Batch:
+    """The batch a store's batch() yields: commit() commits what it holds and begins the next transaction."""
+
+    def __init__(self, commit: Callable[[], None]) -> None:
+        self._commit = commit
+        self.commits = 0
+
+    def commit(self) -> None:
+        self._commit()
+        self.commits += 1
+
+
+class Joined(threading.local):
+    """Per thread: the connection of the batch this thread's transactions join (None outside a batch), and how
+    deep its savepoints are nested (each gets a name of its own)."""
+
+    conn: Any = None
+    depth: int = 0
+
+    def savepoint(self) -> str:
+        self.depth += 1
+        return f"vlk_batch_{self.depth}"
+
+    def released(self) -> None:
+        self.depth -= 1
