@@ -257,4 +257,22 @@ def open_store(url: str | None, busy_timeout_ms: int = 5000, lock_wait_ms: int |
     )
 
 
-__all__ = ["Batch", "LearnedSource", "Store", "Transaction", "WouldWait", "open_store"]
+def open_read_only(url: str | None, busy_timeout_ms: int = 5000) -> Store | None:
+    """The store a DATABASE_URL names, to read what it holds without writing anything (not even a migration, for
+    SQLite): None when there is nothing to read yet (no database file, or an in-memory one)."""
+    from pathlib import Path
+
+    from .sqlite import SqliteStore, sqlite_target
+    from .sqlite_errors import path_of
+
+    if url is None or url.startswith("sqlite:"):
+        path = path_of(sqlite_target(url, create_dirs=False))
+        if path is None or not Path(path).is_file():
+            return None
+        from urllib.parse import quote
+
+        return SqliteStore("file:" + quote(path) + "?mode=ro", busy_timeout_ms=busy_timeout_ms)
+    return open_store(url, busy_timeout_ms=busy_timeout_ms)
+
+
+__all__ = ["Batch", "LearnedSource", "Store", "Transaction", "WouldWait", "open_read_only", "open_store"]

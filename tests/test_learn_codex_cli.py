@@ -1,0 +1,54 @@
+"""`vlk-memact learn` on Codex CLI's own rollouts, written by the real CLI (pinned in tests/codex) against a
+scripted model: the scenario of tests/learn_scenario.py, one CLI start per session, shared by the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from codex_harness import missing_cli, shell, thread_id, workspace
+from host_harness import require_cli
+from learn_scenario import BUILD, ERROR, SETUP, TOLD, check_first_learn, check_second_learn, learned
+from scripted_openai import ScriptedOpenAI, text
+
+from vlk_memact import Memory
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("test_learn_codex_cli")]
+
+
+@pytest.fixture(scope="module")
+def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    require_cli(missing_cli())
+    with ScriptedOpenAI() as api:
+        ws = workspace(tmp_path_factory.mktemp("learn-codex"), api)
+        first = ws.run("build it", shell(BUILD), shell(SETUP), shell(BUILD), text("built."))
+        done = {"ws": ws, "session": thread_id(first), "learned": ws.vlk("learn", "--json"),
+                "again": ws.vlk("learn", "--json")}
+        (ws.project / "config.ok").unlink()
+        ws.installed().run("build it again", shell(BUILD), text("noted."))
+        done["later"] = list(ws.last)
+        yield done
+
+
+def test_learn_codex_reads_the_rollout_the_cli_wrote(lived: dict[str, Any]) -> None:
+    rollouts = list((lived["ws"].home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    assert any(lived["session"] in p.name for p in rollouts), rollouts
+    check_first_learn(learned(lived["learned"]), calls=3)
+
+
+def test_learn_codex_records_the_exit_code_the_rollout_holds(lived: dict[str, Any]) -> None:
+    ws = lived["ws"]
+    with Memory(ws.url, project=str(ws.project)) as memory:
+        slots = memory.get_history(session_id=lived["session"]).slots
+    assert [s.raw_log.strip() for s in slots] == [f"Exit code 1\n{ERROR}"]
+
+
+def test_learn_codex_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
+    check_second_learn(learned(lived["again"]))
+
+
+def test_learn_codex_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
+    after = lived["later"][1].since_last_call()
+    assert ERROR in after and TOLD in after and "config.ok" in after, after
