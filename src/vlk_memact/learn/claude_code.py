@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -111,102 +112,128 @@ def _is_prompt(record: dict[str, Any], text: str) -> bool:
         and not text.lstrip().startswith(_NOT_PROMPTS)
 
 
-class _Builder:
-    """The events of one session, built entry by entry."""
+@dataclass(frozen=True)
+class Call:
+    """One tool call and its result, as the session's files hold them."""
 
-    def __init__(self, session: Session, transcript: str) -> None:
-        self.session = session
-        self.transcript = transcript
-        self.calls: dict[str, tuple[datetime, dict[str, Any], dict[str, Any]]] = {}  # open tool_use by id
-        self.done: set[str] = set()
-        self.cwd = session.cwd
-        self.compacted_by_boundary = False
+    tool_use_id: str
+    name: str
+    input: Any
+    called_at: datetime
+    called: dict[str, Any]  # the assistant entry holding the tool_use
+    returned_at: datetime
+    returned: dict[str, Any]  # the user entry holding the tool_result
+    text: str  # the result as text
+    is_error: bool
 
-    def base(self, event: str, record: dict[str, Any] | None = None) -> dict[str, Any]:
-        cwd = record.get("cwd") if record is not None and isinstance(record.get("cwd"), str) else None
-        self.cwd = cwd or self.cwd
-        payload = {"session_id": self.session.session_id, "transcript_path": self.transcript,
-                   "cwd": self.cwd or "/", "hook_event_name": event}
-        if record is not None and isinstance(record.get("permissionMode"), str):
-            payload["permission_mode"] = record["permissionMode"]
-        return payload
 
-    def add(self, at: datetime, payload: dict[str, Any], **fields: Any) -> None:
-        self.session.events.append(HookEvent(at, payload, **fields))
+@dataclass(frozen=True)
+class Item:
+    """What happened in a session, in time order: a prompt (text), a call (Call), or a compaction."""
 
-    def entry(self, at: datetime, record: dict[str, Any]) -> None:
+    at: datetime
+    kind: str  # "prompt", "call" or "compact"
+    record: dict[str, Any]
+    text: str = ""
+    call: Call | None = None
+
+
+def items(sources: list[Source], session: Session) -> list[Item]:
+    """A session's prompts, completed calls and compactions, in time order (a call at its result's time);
+    calls without a result yet are counted in session.open_calls."""
+    found: list[Item] = []
+    opened: dict[str, tuple[datetime, dict[str, Any], dict[str, Any]]] = {}
+    done: set[str] = set()
+    by_boundary = False
+    for at, _, record in _entries(sorted(sources, key=lambda s: s.started), session):
         kind = record.get("type")
-        if kind == "system" and record.get("subtype") == "compact_boundary":
-            self.compacted_by_boundary = True
-            self.add(at, self.base("SessionStart", record) | {"source": "compact"})
-            return
-        if kind not in ("user", "assistant"):
-            return
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
-        if kind == "user" and record.get("isCompactSummary") and not self.compacted_by_boundary:
-            self.add(at, self.base("SessionStart", record) | {"source": "compact"})  # versions without boundaries
-            return
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-        if kind == "assistant":
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            by_boundary = True
+            found.append(Item(at, "compact", record))
+        elif kind == "user" and record.get("isCompactSummary"):
+            if not by_boundary:  # versions without boundaries mark a compaction by its summary alone
+                found.append(Item(at, "compact", record))
+        elif kind == "assistant":
             for block in blocks:
-                if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"]:
-                    if block["id"] not in self.calls and block["id"] not in self.done:
-                        self.calls[block["id"]] = (at, record, block)
-            return
-        results = [b for b in blocks if b.get("type") == "tool_result"]
-        if not results:
-            text = text_of(content)
-            if _is_prompt(record, text):
-                uid = record.get("uuid") or f"{self.session.session_id}@{at.isoformat()}"
-                self.add(at, self.base("UserPromptSubmit", record) | {"prompt": text}, unit=f"prompt:{uid}",
-                         completes=True)
-            return
-        for block in results:
-            self.result(at, record, block)
+                ident = block.get("id")
+                if block.get("type") == "tool_use" and isinstance(ident, str) and ident and ident not in done:
+                    opened.setdefault(ident, (at, record, block))
+        elif kind == "user":
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            if not results:
+                text = text_of(content)
+                if _is_prompt(record, text):
+                    found.append(Item(at, "prompt", record, text))
+            for block in results:
+                ident = block.get("tool_use_id")
+                if not isinstance(ident, str) or ident in done:
+                    continue
+                if ident not in opened:
+                    session.skip("tool result without its call")
+                    continue
+                done.add(ident)
+                called_at, called, use = opened.pop(ident)
+                call = Call(ident, str(use.get("name") or "?"), use.get("input") if use.get("input") is not None
+                            else {}, called_at, called, at, record, text_of(block.get("content")),
+                            bool(block.get("is_error")))
+                found.append(Item(at, "call", record, call=call))
+    session.open_calls = len(opened)
+    return found
 
-    def result(self, at: datetime, record: dict[str, Any], block: dict[str, Any]) -> None:
-        use_id = block.get("tool_use_id")
-        if not isinstance(use_id, str) or use_id in self.done:
-            return
-        opened = self.calls.pop(use_id, None)
-        if opened is None:
-            self.session.skip("tool result without its call")
-            return
-        self.done.add(use_id)
-        called_at, call_record, call = opened
-        text = text_of(block.get("content"))
-        kind = failures.non_failure(text) if block.get("is_error") else None
-        if kind in NO_EVENT:
-            return  # Claude Code fires no hook for its own input checks or a sibling's cancellation
-        tool = {"tool_name": str(call.get("name") or "?"),
-                "tool_input": call.get("input") if call.get("input") is not None else {}, "tool_use_id": use_id}
-        agent = call_record.get("agentId")
-        if call_record.get("isSidechain") and isinstance(agent, str):
-            tool["agent_id"] = agent
-        self.add(called_at, self.base("PreToolUse", call_record) | tool, unit=use_id, completes=kind in PRE_ONLY,
-                 call=kind in PRE_ONLY)
-        if kind in PRE_ONLY:
-            return  # a permission refusal or an interrupt: no failure event
-        if block.get("is_error"):
-            self.add(at, self.base("PostToolUseFailure", record) | tool | {"error": text, "is_interrupt": False},
-                     unit=use_id, completes=True, call=True, failed_call=use_id)
-        else:
-            response = record.get("toolUseResult")
-            if not isinstance(response, dict) or len(json.dumps(response, default=str)) > RESPONSE_CHARS:
-                response = text[:RESPONSE_CHARS]
-            self.add(at, self.base("PostToolUse", record) | tool | {"tool_response": response}, unit=use_id,
-                     completes=True, call=True)
+
+def _base(session: Session, transcript: str, event: str, record: dict[str, Any]) -> dict[str, Any]:
+    cwd = record.get("cwd") if isinstance(record.get("cwd"), str) and record.get("cwd") else session.cwd
+    payload = {"session_id": session.session_id, "transcript_path": transcript, "cwd": cwd or "/",
+               "hook_event_name": event}
+    if isinstance(record.get("permissionMode"), str):
+        payload["permission_mode"] = record["permissionMode"]
+    return payload
+
+
+def _call_events(session: Session, transcript: str, call: Call) -> list[HookEvent]:
+    """What Claude Code fires for one call: nothing, PreToolUse alone, or PreToolUse and its outcome."""
+    kind = failures.non_failure(call.text) if call.is_error else None
+    if kind in NO_EVENT:
+        return []  # Claude Code fires no hook for its own input checks or a sibling's cancellation
+    tool = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.tool_use_id}
+    agent = call.called.get("agentId")
+    if call.called.get("isSidechain") and isinstance(agent, str):
+        tool["agent_id"] = agent
+    unit = call.tool_use_id
+    pre = HookEvent(call.called_at, _base(session, transcript, "PreToolUse", call.called) | tool, unit=unit,
+                    completes=kind in PRE_ONLY, call=kind in PRE_ONLY)
+    if kind in PRE_ONLY:
+        return [pre]  # a permission refusal or an interrupt: no failure event
+    if call.is_error:
+        post = _base(session, transcript, "PostToolUseFailure", call.returned) | tool | {
+            "error": call.text, "is_interrupt": False}
+        return [pre, HookEvent(call.returned_at, post, unit=unit, completes=True, call=True,
+                               failed_call=unit)]
+    response = call.returned.get("toolUseResult")
+    if not isinstance(response, dict) or len(json.dumps(response, default=str)) > RESPONSE_CHARS:
+        response = call.text[:RESPONSE_CHARS]
+    post = _base(session, transcript, "PostToolUse", call.returned) | tool | {"tool_response": response}
+    return [pre, HookEvent(call.returned_at, post, unit=unit, completes=True, call=True)]
 
 
 def read(sources: list[Source]) -> Session:
     """One session (all its sources share its id) as the hook events Claude Code would have delivered."""
     first = min(sources, key=lambda s: s.started)
     session = Session(HOST, first.session_id, first.cwd)
-    builder = _Builder(session, str(first.locator))
-    for at, _, record in _entries(sorted(sources, key=lambda s: s.started), session):
-        builder.entry(at, record)
-    session.open_calls = len(builder.calls)
+    transcript = str(first.locator)
+    for item in items(sources, session):
+        if item.kind == "compact":
+            session.events.append(HookEvent(item.at, _base(session, transcript, "SessionStart", item.record)
+                                            | {"source": "compact"}))
+        elif item.kind == "prompt":
+            uid = item.record.get("uuid") or f"{session.session_id}@{item.at.isoformat()}"
+            session.events.append(HookEvent(item.at, _base(session, transcript, "UserPromptSubmit", item.record)
+                                            | {"prompt": item.text}, unit=f"prompt:{uid}", completes=True))
+        elif item.call is not None:
+            session.events += _call_events(session, transcript, item.call)
     session.events.sort(key=lambda e: e.at)  # stable: a call's PreToolUse stays before its outcome
     return session
 
