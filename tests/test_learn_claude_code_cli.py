@@ -18,7 +18,6 @@ from claude_code_harness import require_claude_code, run_claude
 from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse
 
 from vlk_memact import Memory
-from vlk_memact.hosts import install
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("test_learn_claude_code_cli")]
 
@@ -67,14 +66,14 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     learned = vlk(home, db, project, "learn", "--json")
     again = vlk(home, db, project, "learn", "--json")
     (project / "config.ok").unlink()
-    install.apply(install.plan_install("local", project, home, with_server=False))
+    installed = vlk(home, db, project, "install", "claude-code", "--no-mcp")
     with ScriptedModel([ToolUse("Bash", {"command": BUILD, "description": "Build"}, id="toolu_later"),
                         "Noted."]) as later_model:
         later = run_claude("Build it again.", cwd=project, model=later_model, home=home, allowed_tools=["Bash"],
                            env={"DATABASE_URL": f"sqlite:///{db}", "VLK_HOOK_SERVER_IDLE_SECONDS": "10"})
     assert later.returncode == 0, later.describe()
     return {"home": home, "db": db, "project": project, "first": run, "learned": learned, "again": again,
-            "later_model": later_model}
+            "later_model": later_model, "installed": installed}
 
 
 def test_learn_claude_code_reads_the_session_files_the_cli_wrote(lived: dict[str, Any]) -> None:
@@ -108,3 +107,10 @@ def test_learn_claude_code_a_later_session_is_told_the_fix_when_the_error_recurs
     told = hook_texts(lived["later_model"], "toolu_later")
     assert "fixed in an earlier session by" in told, told
     assert "config.ok" in told
+
+
+def test_learn_claude_code_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
+    said = lived["installed"]
+    assert said.returncode == 0, said.stderr
+    assert "Found 1 past Claude Code session of this project" in said.stdout, said.stdout
+    assert "vlk-memact learn --host claude-code" in said.stdout

@@ -27,7 +27,9 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         done = {"ws": ws, "session": thread_id(first), "learned": ws.vlk("learn", "--json"),
                 "again": ws.vlk("learn", "--json")}
         (ws.project / "config.ok").unlink()
-        ws.installed().run("build it again", shell(BUILD), text("noted."))
+        done["install"] = ws.vlk("install", ws.host)
+        assert done["install"].returncode == 0, done["install"].stderr
+        ws.run("build it again", shell(BUILD), text("noted."))
         done["later"] = list(ws.last)
         yield done
 
@@ -52,3 +54,8 @@ def test_learn_codex_a_second_learn_changes_nothing(lived: dict[str, Any]) -> No
 def test_learn_codex_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
     after = lived["later"][1].since_last_call()
     assert ERROR in after and TOLD in after and "config.ok" in after, after
+
+
+def test_learn_codex_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
+    said = lived["install"].stdout
+    assert "Found 1 past Codex CLI session of this project" in said and "vlk-memact learn --host codex" in said, said

@@ -33,7 +33,9 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 "again": ws.vlk("learn", "--json")}
         done["db_after"] = database.read_bytes()
         (ws.project / "config.ok").unlink()
-        ws.installed().run("build it again", shell(BUILD), text("noted."))
+        done["install"] = ws.vlk("install", ws.host)
+        assert done["install"].returncode == 0, done["install"].stderr
+        ws.run("build it again", shell(BUILD), text("noted."))
         done["later"] = list(ws.last)
         yield done
 
@@ -61,3 +63,8 @@ def test_learn_opencode_a_second_learn_changes_nothing(lived: dict[str, Any]) ->
 def test_learn_opencode_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
     after = lived["later"][1].since_last_call()
     assert ERROR in after and TOLD in after and "config.ok" in after, after
+
+
+def test_learn_opencode_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
+    said = lived["install"].stdout
+    assert "Found 1 past OpenCode session of this project" in said and "vlk-memact learn --host opencode" in said, said
