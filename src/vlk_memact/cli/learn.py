@@ -137,7 +137,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not args.verbose:  # a line per loop archived is the engine's INFO: noise over thousands of past calls
         logging.getLogger("vlk_memact").setLevel(logging.WARNING)
     url = args.database_url if args.database_url is not None else settings.database_url
-    if args.dry_run:
+    try:
+        report = _learn(options, progress, url, settings, args.dry_run)
+    except KeyboardInterrupt:
+        print("learn: interrupted; what was learned so far is kept: run it again to go on from there.",
+              file=sys.stderr)
+        return 130
+    print(json.dumps(as_json(report, args.dry_run)) if args.json else summary(report, args.dry_run))
+    return 0
+
+
+def _learn(options: Options, progress: Progress, url: str | None, settings: Settings, dry_run: bool) -> Report:
+    if dry_run:
         ledger = open_read_only(url, settings.busy_timeout_ms)
         try:
             with Memory("sqlite::memory:", settings=settings, project="default") as scratch:
@@ -145,8 +156,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             if ledger is not None:
                 ledger.close()
-    else:
-        with Memory(url, settings=settings, project="default") as memory:
-            report = learn(memory, options, progress)
-    print(json.dumps(as_json(report, args.dry_run)) if args.json else summary(report, args.dry_run))
-    return 0
+        return report
+    with Memory(url, settings=settings, project="default") as memory:
+        return learn(memory, options, progress)

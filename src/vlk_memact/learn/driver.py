@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..hosts import session_stores
 from ..hosts.commands import HANDLERS
+from ..core.errors import StoreError
 from ..store import LearnedSource, Store
 from .events import HookEvent, Session, Source
 
@@ -155,20 +156,22 @@ class Learner:
             self._memories[project] = self.memory.for_project(project)
         return self._memories[project]
 
+    def _stores(self) -> list[Store]:
+        return [self.memory.store] + ([self.ledger] if self.ledger is not None else [])
+
     def _known(self, source: Source) -> LearnedSource | None:
-        found = None
-        for store in (self.memory.store, self.ledger):
-            if store is not None and found is None:
-                with store.read() as tx:
-                    found = tx.learned_source(self.memory.tenant, source.key)
-        return found
+        for store in self._stores():
+            found = _reading(store, lambda tx: tx.learned_source(self.memory.tenant, source.key), None,
+                             store is self.ledger)
+            if found is not None:
+                return found
+        return None
 
     def _learned(self, project: str, units: list[str]) -> set[str]:
         found: set[str] = set()
-        for store in (self.memory.store, self.ledger):
-            if store is not None and units:
-                with store.read() as tx:
-                    found |= tx.learned_events(self.memory.tenant, project, units)
+        for store in self._stores() if units else ():
+            found |= _reading(store, lambda tx: tx.learned_events(self.memory.tenant, project, units), set(),
+                              store is self.ledger)
         return found
 
     def run(self, found: list[tuple[str, Source]]) -> Report:
@@ -263,6 +266,18 @@ class Learner:
             if len(self.report.errors) < ERRORS_KEPT:
                 self.report.errors.append(f"{payload.get('hook_event_name')}: {type(exc).__name__}: {exc}")
             log.debug("handler failed on %s", payload.get("hook_event_name"), exc_info=True)
+
+
+def _reading(store: Store, read: Callable[[Any], Any], missing: Any, ledger: bool) -> Any:
+    """A read of what was learned; for a dry run's read-only ledger, `missing` when it cannot say (written by a
+    version without learn's tables)."""
+    try:
+        with store.read() as tx:
+            return read(tx)
+    except StoreError:
+        if not ledger:
+            raise
+        return missing
 
 
 def _mark(memory: Memory, project: str, marks: list[str]) -> None:
