@@ -31,6 +31,21 @@ def check_first_learn(report: dict[str, Any], calls: int) -> None:
     assert (report["failures"], report["fixes"], report["skipped"]) == (1, 1, {}), report
 
 
+def check_told(after: str) -> None:
+    """What the model got right after the error came back: the error, and what fixed it in the first session."""
+    assert ERROR in after and TOLD in after and "config.ok" in after, after
+
+
+def check_install_note(result: subprocess.CompletedProcess[str], host: str) -> None:
+    """The install's last line: the one past session of this project, and the command that learns it."""
+    from vlk_memact.hosts.session_stores import LABELS
+
+    assert result.returncode == 0, result.stderr
+    said = result.stdout
+    assert f"Found 1 past {LABELS[host]} session of this project" in said, said
+    assert f"vlk-memact learn --host {host}" in said, said
+
+
 def check_second_learn(report: dict[str, Any]) -> None:
     """A second learn over the same files learns nothing new."""
     assert (report["sessions_learned"], report["calls"], report["failures"], report["fixes"]) == (0, 0, 0, 0), report

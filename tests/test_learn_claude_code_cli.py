@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from claude_code_harness import require_claude_code, run_claude
+from learn_scenario import BUILD, ERROR, check_install_note, check_second_learn, check_told, learned
 from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse
 
 from vlk_memact import Memory
@@ -22,8 +23,6 @@ from vlk_memact import Memory
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("test_learn_claude_code_cli")]
 
 VLK = str(Path(sys.executable).with_name("vlk-memact"))
-ERROR = "Error: config.ok is missing, run the setup first"
-BUILD = f"test -f config.ok || {{ echo '{ERROR}' >&2; exit 1; }}; echo built"
 
 
 def vlk(home: Path, db: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -98,19 +97,14 @@ def test_learn_claude_code_stores_the_failure_at_its_own_time_and_not_the_input_
 
 
 def test_learn_claude_code_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
-    report = json.loads(lived["again"].stdout)
-    assert (report["sessions_learned"], report["failures"], report["fixes"]) == (0, 0, 0)
+    report = learned(lived["again"])
+    check_second_learn(report)
     assert report["unchanged"] >= 1
 
 
 def test_learn_claude_code_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
-    told = hook_texts(lived["later_model"], "toolu_later")
-    assert "fixed in an earlier session by" in told, told
-    assert "config.ok" in told
+    check_told(hook_texts(lived["later_model"], "toolu_later"))
 
 
 def test_learn_claude_code_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
-    said = lived["installed"]
-    assert said.returncode == 0, said.stderr
-    assert "Found 1 past Claude Code session of this project" in said.stdout, said.stdout
-    assert "vlk-memact learn --host claude-code" in said.stdout
+    check_install_note(lived["installed"], "claude-code")

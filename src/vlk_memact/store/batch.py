@@ -12,9 +12,12 @@ the rollback removed.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 class Batch:
@@ -42,3 +45,36 @@ class Joined(threading.local):
 
     def released(self) -> None:
         self.depth -= 1
+
+
+def savepoint(joined: Joined, make_tx: Callable[[Any], Any], keep: bool, driver_error: type[BaseException],
+              fault: Callable[[BaseException], BaseException]) -> Iterator[Any]:
+    """A transaction joined to the batch (both stores spell savepoints alike): released when keep and its body
+    succeeds, else undone; a driver error becomes the store's typed error (fault)."""
+    conn = joined.conn
+    name = joined.savepoint()
+    try:
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield make_tx(conn)
+        except BaseException:
+            _undo(conn, name, driver_error)
+            raise
+        if keep:
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+        else:
+            _undo(conn, name, driver_error)
+    except driver_error as exc:
+        raise fault(exc) from exc
+    finally:
+        joined.released()
+
+
+def _undo(conn: Any, name: str, driver_error: type[BaseException]) -> None:
+    """What the failed joined transaction wrote goes; the batch goes on (unless the database ended it itself: a
+    full disk, a broken connection; then the batch fails at its next statement)."""
+    try:
+        conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+        conn.execute(f"RELEASE SAVEPOINT {name}")
+    except driver_error as exc:
+        log.warning("ROLLBACK TO SAVEPOINT %s failed: %s", name, exc)

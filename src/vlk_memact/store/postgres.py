@@ -42,7 +42,7 @@ try:
 except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
-from .batch import Batch, Joined
+from .batch import Batch, Joined, savepoint
 from .postgres_errors import is_connection_error, lock_timeout_error, postgres_error
 from .postgres_schema import advisory_key, migrate
 from .postgres_tx import PostgresTx
@@ -178,24 +178,9 @@ class PostgresStore:
                 self._pool.putconn(conn)
 
     def _savepoint(self, keep: bool) -> Iterator[PostgresTx]:
-        """A transaction joined to the batch: a savepoint, released when keep and the body succeeds, else undone."""
-        conn = self._joined.conn
-        name = self._joined.savepoint()
-        try:
-            conn.execute(f"SAVEPOINT {name}")
-            try:
-                yield PostgresTx(conn)
-            except BaseException:
-                _undo(conn, name)
-                raise
-            if keep:
-                conn.execute(f"RELEASE SAVEPOINT {name}")
-            else:
-                _undo(conn, name)
-        except psycopg.Error as exc:
-            raise self._fault(exc, "write", midway=True) from exc
-        finally:
-            self._joined.released()
+        """A transaction joined to the batch: a savepoint (store/batch.py)."""
+        yield from savepoint(self._joined, PostgresTx, keep, psycopg.Error,
+                             lambda exc: self._fault(exc, "write", midway=True))
 
     @contextmanager
     def dry_run(self) -> Iterator[PostgresTx]:
@@ -315,15 +300,6 @@ class PostgresStore:
 
     def close(self) -> None:
         self._pool.close()
-
-
-def _undo(conn: psycopg.Connection[Any], name: str) -> None:
-    """Undo a savepoint of a batch: what the failed joined transaction wrote goes, the batch goes on."""
-    try:
-        conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
-        conn.execute(f"RELEASE SAVEPOINT {name}")
-    except psycopg.Error as exc:  # the connection broke: the batch fails at its next statement
-        log.warning("ROLLBACK TO SAVEPOINT %s failed: %s", name, exc)
 
 
 def _rollback(conn: psycopg.Connection[Any]) -> None:

@@ -23,7 +23,7 @@ from ..core.errors import (
     StoreError,
     WouldWait,
 )
-from .batch import Batch, Joined
+from .batch import Batch, Joined, savepoint
 from .sqlite_connect import (
     MEMORY,
     begin_write,
@@ -156,7 +156,7 @@ class SqliteStore:
     @contextmanager
     def write(self) -> Iterator[SqliteTx]:
         if self._joined.conn is not None:
-            yield from self._savepoint(self._joined.conn, keep=True)
+            yield from self._savepoint(keep=True)
             return
         yield from self._writing(commit=True)
 
@@ -199,7 +199,7 @@ class SqliteStore:
     def dry_run(self) -> Iterator[SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
         if self._joined.conn is not None:
-            yield from self._savepoint(self._joined.conn, keep=False)
+            yield from self._savepoint(keep=False)
             return
         yield from self._writing(commit=False)
 
@@ -230,24 +230,9 @@ class SqliteStore:
                 self._joined.conn = None
                 self._joined.depth = 0
 
-    def _savepoint(self, conn: sqlite3.Connection, keep: bool) -> Iterator[SqliteTx]:
-        """A transaction joined to the batch: a savepoint, released when keep and the body succeeds, else undone."""
-        name = self._joined.savepoint()
-        try:
-            conn.execute(f"SAVEPOINT {name}")
-            try:
-                yield SqliteTx(conn)
-            except BaseException:
-                _undo(conn, name)
-                raise
-            if keep:
-                conn.execute(f"RELEASE {name}")
-            else:
-                _undo(conn, name)
-        except sqlite3.Error as exc:
-            raise self._fault(exc, "write") from exc
-        finally:
-            self._joined.released()
+    def _savepoint(self, keep: bool) -> Iterator[SqliteTx]:
+        """A transaction joined to the batch: a savepoint (store/batch.py)."""
+        yield from savepoint(self._joined, SqliteTx, keep, sqlite3.Error, lambda exc: self._fault(exc, "write"))
 
     def _writing(self, commit: bool) -> Iterator[SqliteTx]:
         refuse = waiting_refused()
@@ -326,16 +311,6 @@ class SqliteStore:
             self._conn.close()
             if self._reader is not None:
                 self._reader.close()
-
-
-def _undo(conn: sqlite3.Connection, name: str) -> None:
-    """Undo a savepoint of a batch: what the failed joined transaction wrote goes, the batch goes on."""
-    if conn.in_transaction:
-        try:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-        except sqlite3.Error as exc:  # SQLite ended the transaction itself (a full disk): the batch fails
-            log.warning("ROLLBACK TO %s failed: %s", name, exc)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
