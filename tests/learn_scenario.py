@@ -49,3 +49,8 @@ def check_install_note(result: subprocess.CompletedProcess[str], host: str) -> N
 def check_second_learn(report: dict[str, Any]) -> None:
     """A second learn over the same files learns nothing new."""
     assert (report["sessions_learned"], report["calls"], report["failures"], report["fixes"]) == (0, 0, 0, 0), report
+
+
+def check_live_not_doubled(report: dict[str, Any]) -> None:
+    """A learn after the session the hooks captured live stores none of its failures a second time."""
+    assert (report["failures"], report["loops"], report["fixes"]) == (0, 0, 0), report

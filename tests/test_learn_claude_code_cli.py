@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from claude_code_harness import require_claude_code, run_claude
-from learn_scenario import BUILD, ERROR, check_install_note, check_second_learn, check_told, learned
+from learn_scenario import (BUILD, ERROR, check_install_note, check_live_not_doubled, check_second_learn, check_told,
+                            learned)
 from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse
 
 from vlk_memact import Memory
@@ -71,8 +72,9 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         later = run_claude("Build it again.", cwd=project, model=later_model, home=home, allowed_tools=["Bash"],
                            env={"DATABASE_URL": f"sqlite:///{db}", "VLK_HOOK_SERVER_IDLE_SECONDS": "10"})
     assert later.returncode == 0, later.describe()
+    after_live = vlk(home, db, project, "learn", "--json")
     return {"home": home, "db": db, "project": project, "first": run, "learned": learned, "again": again,
-            "later_model": later_model, "installed": installed}
+            "later_model": later_model, "installed": installed, "after_live": after_live}
 
 
 def test_learn_claude_code_reads_the_session_files_the_cli_wrote(lived: dict[str, Any]) -> None:
@@ -108,3 +110,7 @@ def test_learn_claude_code_a_later_session_is_told_the_fix_when_the_error_recurs
 
 def test_learn_claude_code_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
     check_install_note(lived["installed"], "claude-code")
+
+
+def test_learn_claude_code_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
+    check_live_not_doubled(learned(lived["after_live"]))

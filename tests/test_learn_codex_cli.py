@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from codex_harness import missing_cli, shell, thread_id, workspace
 from host_harness import require_cli
-from learn_scenario import (BUILD, ERROR, SETUP, check_first_learn, check_install_note, check_second_learn,
-                            check_told, learned)
+from learn_scenario import (BUILD, ERROR, SETUP, check_first_learn, check_install_note, check_live_not_doubled,
+                            check_second_learn, check_told, learned)
 from scripted_openai import ScriptedOpenAI, text
 
 from vlk_memact import Memory
@@ -31,6 +31,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         done["install"] = ws.vlk("install", ws.host)
         ws.run("build it again", shell(BUILD), text("noted."))
         done["later"] = list(ws.last)
+        done["after_live"] = ws.vlk("learn", "--json")
         yield done
 
 
@@ -57,3 +58,7 @@ def test_learn_codex_a_later_session_is_told_the_fix_when_the_error_recurs(lived
 
 def test_learn_codex_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
     check_install_note(lived["install"], lived["ws"].host)
+
+
+def test_learn_codex_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
+    check_live_not_doubled(learned(lived["after_live"]))

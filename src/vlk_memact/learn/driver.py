@@ -27,7 +27,7 @@ from ..hosts import session_stores
 from ..hosts.commands import HANDLERS
 from ..core.errors import StoreError
 from ..store import LearnedSource, Store
-from .events import HookEvent, Session, Source
+from .events import EPOCH, LIVE_SECONDS, HookEvent, Session, Source, parse_time
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -209,6 +209,10 @@ class Learner:
         learned = self._learned(project, [e.unit for e in session.events if e.unit])
         known_before = bool(learned) or any(self._known(s) is not None for s in sources)
         new = _new_events(session.events, learned)
+        live = _captured_live(memory, session, new)
+        if live:
+            new = [e for e in new if e.unit not in live]
+            _mark(memory, project, sorted(live))
         calls = 0
         if any(e.unit is not None for e in new):
             calls = self._feed(host, session, memory, project, new, known_before, batch)
@@ -286,6 +290,28 @@ def _mark(memory: Memory, project: str, marks: list[str]) -> None:
         with memory.store.write() as tx:
             tx.add_learned_events(memory.tenant, project, marks)
         marks.clear()
+
+
+def _captured_live(memory: Memory, session: Session, events: list[HookEvent]) -> set[str]:
+    """Units of calls the live hooks already stored, for a host whose events carry no call id (events.live_key):
+    a host call of the same key stored within LIVE_SECONDS of the call's time."""
+    keyed = [e for e in events if e.live_key is not None and e.unit is not None]
+    if not keyed:
+        return set()
+    own = {e.live_key[1] for e in session.events if e.live_key is not None}  # what learn stored, earlier runs
+    key = memory._key(session.session_id)  # noqa: SLF001 - the session key the handlers use
+    found: set[str] = set()
+    with memory.store.read() as tx:
+        for event in keyed:
+            assert event.live_key is not None
+            for row in tx.host_calls(key, call_key=event.live_key[0], newest_first=True, limit=20):
+                if row.tool_use_id in own:
+                    continue
+                stored = parse_time(row.created_at.replace(" ", "T"), EPOCH)
+                if abs((stored - event.at).total_seconds()) <= LIVE_SECONDS:
+                    found.add(str(event.unit))
+                    break
+    return found
 
 
 def _new_events(events: list[HookEvent], learned: set[str]) -> list[HookEvent]:

@@ -18,6 +18,7 @@ from typing import Any
 from ..hosts.session_stores import open_text
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+LIVE_SECONDS = 5.0  # a live hook stores a call within moments of the time the session file gives it
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class HookEvent:
     call: bool = False  # it completes a tool call (what learn counts as calls; a prompt does not)
     failed_call: str | None = None  # the tool_use_id of a call the host reports as failed (what learn counts)
     options: Mapping[str, Any] = field(default_factory=dict)  # keyword arguments of the handler
+    # For a host whose hook events carry no call id (Gemini CLI): the call's key (capture.ToolCall.key) and the
+    # id learn stores it under. A call the live hooks stored (under another id) with this key within
+    # LIVE_SECONDS of `at` was captured live: it is not fed again.
+    live_key: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ with the same messages. The working directory is <project>/.project_root.
 Per completed call: BeforeTool, then AfterTool whose `tool_response` is what the hook receives
 (`llmContent`: the output or the error, `returnDisplay`, `error: {message}` when the call failed); whether
 that is a failure, hosts.gemini_events.parse_outcome decides, as for the live hook. A call the user
-cancelled fires BeforeTool only.
+cancelled fires BeforeTool only. The live hook derives a call's id from the moment its event fired, which the
+chat does not keep: a call the live hooks already captured is recognised by its call key and its time
+(events.HookEvent.live_key) and not fed again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..hosts import gemini as hooks_gemini
 from ..hosts import gemini_events as ge
 from ..hosts.session_stores import gemini_cwd, open_text
 from .events import EPOCH, HookEvent, Session, Source, file_stamp, json_lines, parse_time
@@ -145,12 +148,13 @@ def _call(session: Session, base: dict[str, Any], asked_at: datetime, call: dict
     done_at = parse_time(call.get("timestamp"), asked_at)
     stamp = call.get("timestamp") if isinstance(call.get("timestamp"), str) else done_at.isoformat()
     response = _response(call)
-    # The call id the handler records it under is derived from the event (gemini_events.derive_call_id).
-    failed = ge.derive_call_id(session.session_id, stamp, name, args) if ge.parse_outcome(name, response).failed \
-        else None
-    session.events.append(HookEvent(done_at, base | tool | {"hook_event_name": "AfterTool", "timestamp": stamp,
-                                                            "tool_response": response},
-                                    unit=unit, completes=True, call=True, failed_call=failed))
+    after = base | tool | {"hook_event_name": "AfterTool", "timestamp": stamp, "tool_response": response}
+    # The id the handler records the call under is derived from the event (gemini_events.derive_call_id); the
+    # live hook derived another, from the moment its event fired: a call it captured is known by key and time.
+    parsed = hooks_gemini.tool_call(ge.parse(after))
+    failed = parsed.tool_use_id if ge.parse_outcome(name, response).failed else None
+    session.events.append(HookEvent(done_at, after, unit=unit, completes=True, call=True, failed_call=failed,
+                                    live_key=(parsed.key, str(parsed.tool_use_id))))
 
 
 def start_event(session: Session, source: str) -> dict[str, Any]:
