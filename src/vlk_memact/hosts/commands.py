@@ -68,7 +68,12 @@ def print_learn_note(host: str) -> None:
 
     from .session_stores import learn_note
 
-    print(learn_note(host, Path.cwd().resolve()))
+    try:
+        note = learn_note(host, Path.cwd().resolve())
+    except Exception as exc:  # noqa: BLE001 - counting past sessions must never fail an install that worked
+        note = (f"Past sessions could not be counted ({type(exc).__name__}); "
+                f"`vlk-memact learn --host {host}` reads them.")
+    print(note)
 
 
 def _install_or_uninstall(args: argparse.Namespace) -> int:

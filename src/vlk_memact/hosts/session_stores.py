@@ -215,9 +215,12 @@ def learn_note(host: str, project_dir: Path, env: Mapping[str, str] | None = Non
     try:
         found = past_sessions(host, project_dir, env)
     except OSError as exc:
-        return f"Past {label} sessions could not be counted ({exc.strerror or exc}); `vlk-memact learn --host {host}` reads them."
+        return (f"Past {label} sessions could not be counted ({exc.strerror or exc}); "
+                f"`vlk-memact learn --host {host}` reads them.")
     if not found:
-        return f"No past {label} sessions of this project were found in {store_root(host, env)}: nothing to learn yet."
+        return (f"No past {label} sessions of this project were found in {store_root(host, env)}: "
+                "nothing to learn yet.")
     noun = "session" if found == 1 else "sessions"
     return (f"Found {found} past {label} {noun} of this project in {store_root(host, env)}: run "
-            f"`vlk-memact learn --host {host}` to learn what failed and what fixed it (install does not learn by itself).")
+            f"`vlk-memact learn --host {host}` to learn what failed and what fixed it "
+            "(install does not learn by itself).")

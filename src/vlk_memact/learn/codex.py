@@ -49,9 +49,9 @@ def _command(name: str, arguments: Any) -> dict[str, Any]:
         arguments = {"input": arguments}
     if name in SHELL_NAMES:
         command = arguments.get("cmd", arguments.get("command"))
-        if isinstance(command, list):
-            command = " ".join(str(c) for c in command[2:] if c) if command[:2] in (["bash", "-lc"], ["/bin/bash", "-lc"]) \
-                else " ".join(str(c) for c in command)
+        if isinstance(command, list):  # ["bash", "-lc", "cmd"] runs cmd
+            words = command[2:] if command[:2] in (["bash", "-lc"], ["/bin/bash", "-lc"]) else command
+            command = " ".join(str(c) for c in words if c)
         return {"command": command if isinstance(command, str) else json.dumps(command)}
     return arguments
 
@@ -108,8 +108,8 @@ def read(sources: list[Source]) -> Session:
             _finish(session, base, calls, done, outcomes, at, payload)
         elif _prompt(payload) is not None:
             ident = (payload.get("item") or {}).get("id") if kind == "item_completed" else None
-            session.events.append(HookEvent(at, base | {"hook_event_name": "UserPromptSubmit", "prompt": _prompt(payload)},
-                                            unit=f"{session.session_id}:prompt:{ident or at.isoformat()}",
+            prompt = base | {"hook_event_name": "UserPromptSubmit", "prompt": _prompt(payload)}
+            session.events.append(HookEvent(at, prompt, unit=f"{session.session_id}:prompt:{ident or at.isoformat()}",
                                             completes=True))
     session.open_calls = len(calls)
     session.events.sort(key=lambda e: e.at)
@@ -146,7 +146,8 @@ def _finish(session: Session, base: dict[str, Any], calls: dict[str, tuple[datet
     outcome = outcomes.get(call_id, Outcome(None)) if tool["tool_name"] == SHELL_TOOL else Outcome(0)
     session.events.append(HookEvent(
         at, base | {"hook_event_name": "PostToolUse", "tool_response": output[:2000]} | tool, unit=unit,
-        completes=True, call=True, failed_call=call_id if outcome.exit_code else None, options={"outcome": outcome}))
+        completes=True, call=True, failed_call=call_id if outcome.exit_code else None,
+        options={"outcome": outcome}))
 
 
 def start_event(session: Session, source: str) -> dict[str, Any]:

@@ -98,7 +98,8 @@ def reader(host: str) -> Any:
     return import_module(READERS[host])
 
 
-def find_sources(options: Options, env: Mapping[str, str] | None = None) -> tuple[list[tuple[str, Source]], Counter[str]]:
+def find_sources(options: Options,
+                 env: Mapping[str, str] | None = None) -> tuple[list[tuple[str, Source]], Counter[str]]:
     """(host, source) of every session to consider, and what could not be read while finding them."""
     problems: Counter[str] = Counter()
     hosts = (options.host,) if options.host else session_stores.HOSTS

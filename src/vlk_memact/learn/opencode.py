@@ -88,7 +88,8 @@ def _records(source: Source, session: Session) -> list[tuple[str, dict[str, Any]
         parts = [_json(p.read_text(encoding="utf-8", errors="replace"))
                  for p in sorted((folder / "part" / path.stem).glob("*.json"))]
         time = message.get("time") if isinstance(message.get("time"), dict) else {}
-        found.append((time.get("created") or 0, message | {"id": message.get("id") or path.stem}, [p for p in parts if p]))
+        ident = message.get("id") or path.stem
+        found.append((time.get("created") or 0, message | {"id": ident}, [p for p in parts if p]))
     return sorted(found, key=lambda item: (item[0] if isinstance(item[0], (int, float)) else 0, item[1]["id"]))
 
 
@@ -124,13 +125,14 @@ def _tool(session: Session, base: dict[str, Any], at: datetime, part: dict[str, 
         return
     times = state.get("time") if isinstance(state.get("time"), dict) else {}
     started, ended = parse_time(times.get("start"), at), parse_time(times.get("end"), at)
-    call = {"tool": tool, "call_id": call_id, "args": state.get("input") if isinstance(state.get("input"), dict) else {}}
+    args = state.get("input") if isinstance(state.get("input"), dict) else {}
+    call = {"tool": tool, "call_id": call_id, "args": args}
     unit = f"{session.session_id}:{call_id}"
     session.events.append(HookEvent(started, base | call | {"hook_event_name": "tool.execute.before"}, unit=unit))
     if status == "error":
         error = state.get("error")
-        session.events.append(HookEvent(ended, base | call | {"hook_event_name": "tool.error", "error": str(error or "")},
-                                        unit=unit, completes=True, call=True, failed_call=call_id))
+        thrown = base | call | {"hook_event_name": "tool.error", "error": str(error or "")}
+        session.events.append(HookEvent(ended, thrown, unit=unit, completes=True, call=True, failed_call=call_id))
         return
     metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
     exit_code = metadata.get("exit")
