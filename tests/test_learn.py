@@ -240,3 +240,28 @@ def test_learn_dry_run_writes_nothing(tmp_path: Path) -> None:
     assert json.loads(again.stdout)["sessions_learned"] == 1  # what a real run would add: the new session only
     # The database is as it was; a SQLite reader of a WAL file may leave its shared-memory index, never a frame.
     assert db.read_bytes() == before and not (tmp_path / "vlk.db-wal").read_bytes()
+
+
+def test_learn_project_puts_every_session_under_one_key(memory: Memory, tmp_path: Path) -> None:
+    sessions(tmp_path, CWD, 2)
+    report = learn_folder(memory, tmp_path, project="one-key")
+    assert list(report.projects) == ["one-key"] and report.total("fixes") == 2
+    assert len(list_fixes(memory.for_project("one-key"))) == 2 and list_fixes(memory.for_project(CWD)) == []
+
+
+def test_learn_a_folder_of_several_hosts_files_gives_each_to_its_reader(memory: Memory, tmp_path: Path) -> None:
+    fixing_session(CWD, START, 1, calls=0).write(tmp_path)
+    rollout = [{"timestamp": "2026-11-03T10:00:00Z", "type": "session_meta", "payload": {"id": "c-1", "cwd": CWD}},
+               {"timestamp": "2026-11-03T10:00:01Z", "type": "response_item", "payload": {
+                   "type": "function_call", "name": "exec_command", "call_id": "call_1",
+                   "arguments": json.dumps({"cmd": "make"})}},
+               {"timestamp": "2026-11-03T10:00:02Z", "type": "event_msg", "payload": {
+                   "type": "item_completed", "item": {"type": "CommandExecution", "id": "call_1", "exit_code": 2,
+                                                      "aggregated_output": "make: *** [all] Error 2"}}},
+               {"timestamp": "2026-11-03T10:00:02Z", "type": "response_item", "payload": {
+                   "type": "function_call_output", "call_id": "call_1", "output": "make: *** [all] Error 2"}}]
+    (tmp_path / "rollout-2026-11-03T10-00-00-c-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rollout))
+    report = learn(memory, Options(paths=(tmp_path,)))
+    assert report.total("sessions") == 2 and report.total("failures") == 4 and report.skipped == {}
+    [slot] = memory.for_project(CWD).get_history(session_id="c-1").slots
+    assert slot.raw_log == "Exit code 2\nmake: *** [all] Error 2"

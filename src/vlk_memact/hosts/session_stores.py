@@ -88,7 +88,9 @@ def _is_jsonl(path: Path) -> bool:
 def guess_host(path: Path) -> str | None:
     """Which host wrote this session file (or database), from its first records; None when none did."""
     if path.name.endswith(".db"):
-        return "opencode"
+        from ..store.foreign import tables  # only the store touches database drivers
+
+        return "opencode" if {"session", "message", "part"} <= tables(path) else None
     if path.suffix == ".json":
         if path.parent.parent.name == "session" and path.parent.parent.parent.name == "storage":
             return "opencode"
@@ -113,7 +115,7 @@ def session_files(host: str, root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     if host == "opencode":
-        found = [p for p in root.rglob("*.db") if p.is_file()]
+        found = [p for p in root.rglob("opencode*.db") if p.is_file()]
         found += [p for p in root.rglob("*.json") if p.parent.parent.name == "session"
                   and p.parent.parent.parent.name == "storage"]
     elif host == "gemini":
