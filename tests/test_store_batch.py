@@ -92,3 +92,18 @@ def test_learned_sources_and_events_are_kept_per_tenant_and_project(memory: Memo
         assert tx.learned_source("other", "/a.jsonl") is None
         assert tx.learned_events("local", "p", ["toolu_1", "toolu_3"]) == {"toolu_1"}
         assert tx.learned_events("local", "q", ["toolu_1"]) == set()
+
+
+def test_between_a_commit_and_the_next_joined_write_a_batch_holds_no_lock(database_url: str) -> None:
+    from vlk_memact import Settings
+
+    quick = Settings.from_env({"VLK_BUSY_TIMEOUT_MS": "50", "VLK_LOCK_WAIT_MS": "200"})
+    with Memory(database_url, settings=Settings.from_env({}), project="p") as learner, \
+            Memory(database_url, settings=quick, project="p") as hook:
+        with learner.store.batch() as batch:
+            learner.record_state(raw_log="Error: learned", session_id="s")
+            batch.commit()
+            # Reading the next session's files now: another writer must get through at once.
+            hook.record_state(raw_log="Error: live", session_id="live")
+            learner.record_state(raw_log="Error: learned next", session_id="s")
+        assert len(hook.get_history(session_id="s").slots) == 2

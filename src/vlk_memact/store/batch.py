@@ -33,11 +33,24 @@ class Batch:
 
 
 class Joined(threading.local):
-    """Per thread: the connection of the batch this thread's transactions join (None outside a batch), and how
-    deep its savepoints are nested (each gets a name of its own)."""
+    """Per thread: whether a batch is open, its connection, how deep its savepoints are nested (each gets a name
+    of its own), and how to begin its next transaction: after a commit none is open until a joined transaction
+    needs one, so no lock is held while the caller does something else (reads the next session's files)."""
 
+    active: bool = False
     conn: Any = None
     depth: int = 0
+    begin: Callable[[], None] | None = None
+
+    def ready(self) -> Any:
+        """The batch's connection, inside its transaction (begun now if a commit ended the last one)."""
+        if self.begin is not None:
+            begin, self.begin = self.begin, None
+            begin()
+        return self.conn
+
+    def close(self) -> None:
+        self.active, self.conn, self.depth, self.begin = False, None, 0, None
 
     def savepoint(self) -> str:
         self.depth += 1
@@ -51,7 +64,7 @@ def savepoint(joined: Joined, make_tx: Callable[[Any], Any], keep: bool, driver_
               fault: Callable[[BaseException], BaseException]) -> Iterator[Any]:
     """A transaction joined to the batch (both stores spell savepoints alike): released when keep and its body
     succeeds, else undone; a driver error becomes the store's typed error (fault)."""
-    conn = joined.conn
+    conn = joined.ready()
     name = joined.savepoint()
     try:
         conn.execute(f"SAVEPOINT {name}")

@@ -126,7 +126,7 @@ class PostgresStore:
         write() is not told the tenant. Deployments are single-tenant in practice, so a per-tenant
         key would buy nothing; transactions are a few milliseconds, see tests/test_store_postgres.py.
         """
-        if self._joined.conn is not None:
+        if self._joined.active:
             yield from self._savepoint(keep=True)
             return
         yield from self._transaction(_WRITE, lock=True)
@@ -134,9 +134,9 @@ class PostgresStore:
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
         """A REPEATABLE READ READ ONLY transaction: one snapshot, no lock, never blocks writers."""
-        if self._joined.conn is not None:  # what the batch wrote so far is visible in its transaction only
+        if self._joined.active:  # what the batch wrote so far is visible in its transaction only
             try:
-                yield PostgresTx(self._joined.conn)
+                yield PostgresTx(self._joined.ready())
             except psycopg.Error as exc:
                 raise self._fault(exc, "read", midway=True) from exc
             return
@@ -144,37 +144,39 @@ class PostgresStore:
 
     @contextmanager
     def batch(self) -> Iterator[Batch]:
-        """One write transaction (write lock held) this thread's write(), read() and dry_run() join
-        (store/batch.py); each commit() releases the lock and takes it again, so other writers get their turn."""
-        if self._joined.conn is not None:
+        """One write transaction at a time (write lock held) that this thread's write(), read() and dry_run()
+        join (store/batch.py); batch.commit() releases the lock, taken again when a joined transaction needs it."""
+        if self._joined.active:
             raise StoreError("a batch is already open in this thread; batches do not nest")
 
+        def begin() -> None:
+            self._joined.conn = self._begin(_WRITE, lock=True)
+
         def commit() -> None:
-            conn = self._joined.conn
+            conn, self._joined.conn = self._joined.conn, None
+            self._joined.begin = begin
+            if conn is None:
+                return  # nothing begun since the last commit
             try:
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 _rollback(conn)
                 raise self._fault(exc, "commit" if is_connection_error(exc) else "write") from exc
             finally:
-                self._joined.conn = None
                 self._pool.putconn(conn)
-            self._joined.conn = self._begin(_WRITE, lock=True)
 
-        self._joined.conn = self._begin(_WRITE, lock=True)
-        committed = False
+        self._joined.active, self._joined.begin = True, begin
         try:
             try:
                 yield Batch(commit)
-                self._joined.conn.execute("COMMIT")
-                committed = True
             except psycopg.Error as exc:
                 raise self._fault(exc, "write", midway=True) from exc
+            commit()
         finally:
-            conn, self._joined.conn, self._joined.depth = self._joined.conn, None, 0
-            if conn is not None:
-                if not committed:
-                    _rollback(conn)  # what was not committed, after an error
+            conn = self._joined.conn
+            self._joined.close()
+            if conn is not None:  # what was not committed, after an error
+                _rollback(conn)
                 self._pool.putconn(conn)
 
     def _savepoint(self, keep: bool) -> Iterator[PostgresTx]:
@@ -190,7 +192,7 @@ class PostgresStore:
         before the ROLLBACK, while the write lock still keeps every other writer out: the next real
         transaction gets the very ids the dry run showed. (Joined to a batch: a savepoint always undone.)
         """
-        if self._joined.conn is not None:
+        if self._joined.active:
             yield from self._savepoint(keep=False)
             return
         conn = self._begin(_WRITE, lock=True)

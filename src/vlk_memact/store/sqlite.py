@@ -155,15 +155,15 @@ class SqliteStore:
 
     @contextmanager
     def write(self) -> Iterator[SqliteTx]:
-        if self._joined.conn is not None:
+        if self._joined.active:
             yield from self._savepoint(keep=True)
             return
         yield from self._writing(commit=True)
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
-        if self._joined.conn is not None:  # what the batch wrote so far is visible on its connection only
-            yield from self._run(self._joined.conn, "read", commit=None)
+        if self._joined.active:  # what the batch wrote so far is visible on its connection only
+            yield from self._run(self._joined.ready(), "read", commit=None)
             return
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
             with self._lock:
@@ -198,37 +198,48 @@ class SqliteStore:
     @contextmanager
     def dry_run(self) -> Iterator[SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
-        if self._joined.conn is not None:
+        if self._joined.active:
             yield from self._savepoint(keep=False)
             return
         yield from self._writing(commit=False)
 
     @contextmanager
     def batch(self) -> Iterator[Batch]:
-        """One write transaction this thread's write(), read() and dry_run() join (store/batch.py)."""
-        if self._joined.conn is not None:
+        """One write transaction at a time that this thread's write(), read() and dry_run() join
+        (store/batch.py); after batch.commit() the next one begins when a joined transaction needs it."""
+        if self._joined.active:
             raise StoreError("a batch is already open in this thread; batches do not nest")
         with self._lock:  # a re-entrant lock: this thread's joined transactions take it again
             conn = self._connection(writing=True)
-            try:
-                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
-                begin_write(conn, self._with_lock_retry, False)
-            except sqlite3.Error as exc:
-                raise self._fault(exc, "write") from exc
 
-            def commit() -> None:
+            def begin() -> None:
                 try:
-                    conn.execute("COMMIT")
+                    self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
                     begin_write(conn, self._with_lock_retry, False)
                 except sqlite3.Error as exc:
                     raise self._fault(exc, "write") from exc
 
-            self._joined.conn = conn
+            def commit() -> None:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("COMMIT")
+                    except sqlite3.Error as exc:
+                        _rollback(conn)
+                        raise self._fault(exc, "write") from exc
+                self._joined.begin = begin
+
+            self._joined.active, self._joined.conn, self._joined.begin = True, conn, begin
             try:
-                yield from self._run(conn, "write", commit=True, yielding=Batch(commit))
+                try:
+                    yield Batch(commit)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc, "write") from exc
+                commit()
+            except BaseException:
+                _rollback(conn)  # what was not committed
+                raise
             finally:
-                self._joined.conn = None
-                self._joined.depth = 0
+                self._joined.close()
 
     def _savepoint(self, keep: bool) -> Iterator[SqliteTx]:
         """A transaction joined to the batch: a savepoint (store/batch.py)."""
@@ -249,12 +260,11 @@ class SqliteStore:
         finally:
             self._lock.release()
 
-    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool | None = True,
-             yielding: object = None) -> Iterator[SqliteTx]:
-        """Yield a transaction on conn (or `yielding`), then commit, roll back (commit False) or leave it open
-        (None: a read joined to a batch)."""
+    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool | None = True) -> Iterator[SqliteTx]:
+        """Yield a transaction on conn, then commit, roll back (commit False) or leave it open (None: a read
+        joined to a batch)."""
         try:
-            yield yielding if yielding is not None else SqliteTx(conn)  # type: ignore[misc]
+            yield SqliteTx(conn)
         except sqlite3.Error as exc:
             if commit is not None:
                 _rollback(conn)
