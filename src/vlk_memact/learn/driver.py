@@ -202,7 +202,11 @@ class Learner:
 
     def _session(self, host: str, sources: list[Source], batch: Any) -> int:
         """Feed one session's new events; the number of calls fed."""
-        session: Session = reader(host).read(sources)
+        try:
+            session: Session = reader(host).read(sources)
+        except Exception as exc:  # noqa: BLE001 - a session no reader understands is counted, never fatal
+            self.report.skipped[f"unreadable {host} session ({type(exc).__name__})"] += 1
+            return 0
         self.report.skipped.update(session.skipped)
         self.report.open_calls += session.open_calls
         project = project_key(session.cwd, self.options, self.memory)
