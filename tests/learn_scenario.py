@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from typing import Any
 
 ERROR = "Error: config.ok is missing, run the setup first"
@@ -54,3 +55,30 @@ def check_second_learn(report: dict[str, Any]) -> None:
 def check_live_not_doubled(report: dict[str, Any]) -> None:
     """A learn after the session the hooks captured live stores none of its failures a second time."""
     assert (report["failures"], report["loops"], report["fixes"]) == (0, 0, 0), report
+
+
+def shared_tests(host: str) -> dict[str, Callable[[dict[str, Any]], None]]:
+    """The checks every host's module makes on its `lived` fixture (which holds `again`, `later_text`, `install`
+    and `after_live`), named for the host so that `pytest -k learn` and the name say which host they cover."""
+
+    def second_learn(lived: dict[str, Any]) -> None:
+        check_second_learn(learned(lived["again"]))
+
+    def told(lived: dict[str, Any]) -> None:
+        check_told(lived["later_text"])
+
+    def install_note(lived: dict[str, Any]) -> None:
+        check_install_note(lived["install"], host)
+
+    def not_doubled(lived: dict[str, Any]) -> None:
+        check_live_not_doubled(learned(lived["after_live"]))
+
+    tests = {"a_second_learn_changes_nothing": second_learn,
+             "a_later_session_is_told_the_fix_when_the_error_recurs": told,
+             "install_says_how_many_past_sessions_it_found": install_note,
+             "does_not_count_twice_what_the_live_hooks_captured": not_doubled}
+    named = {}
+    for what, test in tests.items():
+        test.__name__ = f"test_learn_{host.replace('-', '_')}_{what}"
+        named[test.__name__] = test
+    return named

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from claude_code_harness import require_claude_code, run_claude
-from learn_scenario import (BUILD, ERROR, check_install_note, check_live_not_doubled, check_second_learn, check_told,
-                            learned)
+from learn_scenario import BUILD, ERROR, learned, shared_tests
 from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse
 
 from vlk_memact import Memory
@@ -74,15 +73,13 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert later.returncode == 0, later.describe()
     after_live = vlk(home, db, project, "learn", "--json")
     return {"home": home, "db": db, "project": project, "first": run, "learned": learned, "again": again,
-            "later_model": later_model, "installed": installed, "after_live": after_live}
+            "later_text": hook_texts(later_model, "toolu_later"), "install": installed, "after_live": after_live}
 
 
 def test_learn_claude_code_reads_the_session_files_the_cli_wrote(lived: dict[str, Any]) -> None:
     files = list((lived["home"] / ".claude" / "projects").rglob("*.jsonl"))
     assert any(p.stem == lived["first"].session_id for p in files), files
-    result = lived["learned"]
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    report = learned(lived["learned"])
     assert report["sessions_learned"] == 1 and report["calls"] == 3  # the input check fired no hook event
     assert report["failures"] == 1 and report["fixes"] == 1 and report["skipped"] == {}
 
@@ -98,19 +95,4 @@ def test_learn_claude_code_stores_the_failure_at_its_own_time_and_not_the_input_
     assert slots[0].created_at == returned[:19].replace("T", " ")
 
 
-def test_learn_claude_code_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
-    report = learned(lived["again"])
-    check_second_learn(report)
-    assert report["unchanged"] >= 1
-
-
-def test_learn_claude_code_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
-    check_told(hook_texts(lived["later_model"], "toolu_later"))
-
-
-def test_learn_claude_code_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
-    check_install_note(lived["installed"], "claude-code")
-
-
-def test_learn_claude_code_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
-    check_live_not_doubled(learned(lived["after_live"]))
+globals().update(shared_tests("claude-code"))

@@ -4,14 +4,12 @@ scripted model: the scenario of tests/learn_scenario.py, one CLI start per sessi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from codex_harness import missing_cli, shell, thread_id, workspace
 from host_harness import require_cli
-from learn_scenario import (BUILD, ERROR, SETUP, check_first_learn, check_install_note, check_live_not_doubled,
-                            check_second_learn, check_told, learned)
+from learn_scenario import BUILD, ERROR, SETUP, check_first_learn, learned, shared_tests
 from scripted_openai import ScriptedOpenAI, text
 
 from vlk_memact import Memory
@@ -30,7 +28,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (ws.project / "config.ok").unlink()
         done["install"] = ws.vlk("install", ws.host)
         ws.run("build it again", shell(BUILD), text("noted."))
-        done["later"] = list(ws.last)
+        done["later_text"] = ws.last[1].since_last_call()
         done["after_live"] = ws.vlk("learn", "--json")
         yield done
 
@@ -48,17 +46,4 @@ def test_learn_codex_records_the_exit_code_the_rollout_holds(lived: dict[str, An
     assert [s.raw_log.strip() for s in slots] == [f"Exit code 1\n{ERROR}"]
 
 
-def test_learn_codex_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
-    check_second_learn(learned(lived["again"]))
-
-
-def test_learn_codex_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
-    check_told(lived["later"][1].since_last_call())
-
-
-def test_learn_codex_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
-    check_install_note(lived["install"], lived["ws"].host)
-
-
-def test_learn_codex_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
-    check_live_not_doubled(learned(lived["after_live"]))
+globals().update(shared_tests("codex"))

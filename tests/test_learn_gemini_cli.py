@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from gemini_harness import ScriptedGemini, missing_cli, run_gemini, shell, text, write_settings
 from host_harness import Workspace, git_project, require_cli
-from learn_scenario import (BUILD, ERROR, SETUP, check_first_learn, check_install_note, check_live_not_doubled,
-                            check_second_learn, check_told, learned)
+from learn_scenario import BUILD, ERROR, SETUP, check_first_learn, learned, shared_tests
 
 from vlk_memact import Memory
 
@@ -33,7 +32,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (ws.project / "config.ok").unlink()
         done["install"] = ws.vlk("install", ws.host)
         ws.run("build it again", shell(BUILD), text("noted."))
-        done["later"] = list(ws.last)
+        done["later_text"] = ws.last[1].last_parts_text()
         done["after_live"] = ws.vlk("learn", "--json")
         yield done
 
@@ -53,17 +52,4 @@ def test_learn_gemini_records_the_failure_as_the_live_hook_words_it(lived: dict[
     assert logs == [f"Exit code 1\n{ERROR}"], logs
 
 
-def test_learn_gemini_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
-    check_second_learn(learned(lived["again"]))
-
-
-def test_learn_gemini_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
-    check_told(lived["later"][1].last_parts_text())
-
-
-def test_learn_gemini_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
-    check_install_note(lived["install"], lived["ws"].host)
-
-
-def test_learn_gemini_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
-    check_live_not_doubled(learned(lived["after_live"]))
+globals().update(shared_tests("gemini"))

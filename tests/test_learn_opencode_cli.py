@@ -5,13 +5,11 @@ tests. OpenCode keeps its sessions in SQLite (opencode.db), which learn reads re
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from host_harness import require_cli
-from learn_scenario import (BUILD, ERROR, SETUP, check_first_learn, check_install_note, check_live_not_doubled,
-                            check_second_learn, check_told, learned)
+from learn_scenario import BUILD, ERROR, SETUP, learned, shared_tests
 from opencode_harness import missing_cli, session_id, shell, workspace
 from scripted_openai import ScriptedOpenAI, call, text
 
@@ -36,7 +34,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         (ws.project / "config.ok").unlink()
         done["install"] = ws.vlk("install", ws.host)
         ws.run("build it again", shell(BUILD), text("noted."))
-        done["later"] = list(ws.last)
+        done["later_text"] = ws.last[1].since_last_call()
         done["after_live"] = ws.vlk("learn", "--json")
         yield done
 
@@ -57,17 +55,4 @@ def test_learn_opencode_records_the_failures_the_plugin_would_have_sent(lived: d
     assert logs[0] == f"Exit code 1\n{ERROR}" and "missing.txt" in logs[1], logs
 
 
-def test_learn_opencode_a_second_learn_changes_nothing(lived: dict[str, Any]) -> None:
-    check_second_learn(learned(lived["again"]))
-
-
-def test_learn_opencode_a_later_session_is_told_the_fix_when_the_error_recurs(lived: dict[str, Any]) -> None:
-    check_told(lived["later"][1].since_last_call())
-
-
-def test_learn_opencode_install_says_how_many_past_sessions_it_found(lived: dict[str, Any]) -> None:
-    check_install_note(lived["install"], lived["ws"].host)
-
-
-def test_learn_opencode_does_not_count_twice_what_the_live_hooks_captured(lived: dict[str, Any]) -> None:
-    check_live_not_doubled(learned(lived["after_live"]))
+globals().update(shared_tests("opencode"))
