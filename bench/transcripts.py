@@ -6,8 +6,9 @@
 
 What a real user's sessions would have heard from vlk-memact. The transcripts (the native
 `~/.claude/projects/<project>/<session>.jsonl` format, ../shared/data/claude-code-sessions) are read
-per project, copies of one session merged by entry uuid and tool_use_id (napoli-matcha stores a session
-again at each checkpoint), and sessions replayed in time order on one database per project: SessionStart
+per project by the reader `vlk-memact learn` uses (vlk_memact/learn/claude_code.py: copies of one session merged
+by entry uuid and tool_use_id, as napoli-matcha stores a session again at each checkpoint; a subagent's calls in
+its parent session, whose hooks they fire), and sessions replayed in time order on one database per project: SessionStart
 (startup), a UserPromptSubmit per typed prompt, and for every tool_use a PreToolUse followed by what really
 happened. *Every* error result is sent as PostToolUseFailure, whatever its kind: the transcripts come from
 older CLIs, and sending a permission refusal, an input check, a sibling cancellation or an interrupt as a
@@ -22,7 +23,6 @@ Figures go to bench/results/transcripts.json and bench/results/transcripts.md.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -41,6 +41,9 @@ else:
 
 from vlk_memact import Memory, Settings  # noqa: E402
 from vlk_memact.hosts import claude_code  # noqa: E402
+from vlk_memact.hosts.session_stores import session_files  # noqa: E402
+from vlk_memact.learn import claude_code as reader  # noqa: E402
+from vlk_memact.learn.events import Session as ReadSession  # noqa: E402
 
 SHARED = Path(os.environ.get("VLK_SHARED_DIR", ROOT.parent / "shared"))
 DATA = SHARED / "data" / "claude-code-sessions"
@@ -76,67 +79,33 @@ class Session:
     items: list[tuple[str, str, Any]] = field(default_factory=list)  # (timestamp, "prompt"|"call", payload)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if block.get("type") == "text":
-                    parts.append(str(block.get("text") or ""))
-                elif block.get("type") == "tool_result":
-                    parts.append(_text(block.get("content")))
-            elif isinstance(block, str):
-                parts.append(block)
-        return "\n".join(parts)
-    return "" if content is None else json.dumps(content)
-
-
 def load_project(directory: Path) -> list[Session]:
-    """The project's sessions in time order, copies merged by entry uuid and tool_use_id."""
-    entries: dict[str, dict[str, Any]] = {}
-    for path in sorted(directory.glob("*.jsonl*")):
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(entry, dict) and entry.get("type") in ("user", "assistant") and entry.get("sessionId"):
-                    entries.setdefault(str(entry.get("uuid") or len(entries)), entry)
-    sessions: dict[str, Session] = {}
-    calls: dict[str, Call] = {}
-    for entry in sorted(entries.values(), key=lambda e: str(e.get("timestamp") or "")):
-        if entry.get("isSidechain"):
-            continue  # a subagent's own calls run under the Task call's hooks in another session context
-        sid, stamp, cwd = str(entry["sessionId"]), str(entry.get("timestamp") or ""), str(entry.get("cwd") or "/")
-        session = sessions.setdefault(sid, Session(sid, stamp, cwd))
-        message = entry.get("message") or {}
-        content = message.get("content")
-        if entry["type"] == "user" and isinstance(content, str):
-            if not entry.get("isMeta") and content.strip() and not content.startswith("<command-"):
-                session.items.append((stamp, "prompt", content))
-            continue
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "tool_use" and block.get("id") and block["id"] not in calls:
-                call = Call(str(block["id"]), str(block.get("name") or ""), block.get("input") or {}, cwd)
-                calls[call.tool_use_id] = call
-                session.items.append((stamp, "call", call))
-            elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
-                call = calls[block["tool_use_id"]]
-                if call.result is None:
-                    call.result = _text(block.get("content"))
-                    call.is_error = bool(block.get("is_error"))
-            elif block.get("type") == "text" and entry["type"] == "user" and not any(
-                    b.get("type") == "tool_result" for b in content if isinstance(b, dict)):
-                session.items.append((stamp, "prompt", block.get("text") or ""))
-    return sorted((s for s in sessions.values() if s.items), key=lambda s: s.started)
+    """The project's sessions in time order, read by learn's Claude Code reader (vlk_memact.learn.claude_code:
+    copies merged by entry uuid and tool_use_id, a subagent's calls in its parent session, damaged lines
+    skipped); a call repeated in another session's file counts once."""
+    groups: dict[str, list[Any]] = {}
+    for path in session_files("claude-code", directory):
+        for source in reader.sources(path):
+            groups.setdefault(source.session_id, []).append(source)
+    sessions, seen = [], set()
+    for session_id, sources in groups.items():
+        first = min(sources, key=lambda s: s.started)
+        read = ReadSession("claude-code", session_id, first.cwd)
+        session = Session(session_id, first.started.isoformat(), first.cwd or "/")
+        for item in reader.items(sources, read):
+            stamp = item.at.isoformat()
+            if item.kind == "prompt":
+                session.items.append((stamp, "prompt", item.text))
+            elif item.call is not None and item.call.tool_use_id not in seen:
+                seen.add(item.call.tool_use_id)
+                cwd = item.call.called.get("cwd") if isinstance(item.call.called.get("cwd"), str) else session.cwd
+                session.items.append((item.call.called_at.isoformat(), "call", Call(
+                    item.call.tool_use_id, item.call.name, item.call.input, cwd or "/", item.call.text,
+                    item.call.is_error)))
+        session.items.sort(key=lambda entry: entry[0])
+        if session.items:
+            sessions.append(session)
+    return sorted(sessions, key=lambda s: s.started)
 
 
 @dataclass

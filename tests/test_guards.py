@@ -129,6 +129,7 @@ MAY_IMPORT = {
     "server": {"server", "hosts", *BELOW_THE_EDGES},  # hosts.failures: one failure classifier for every path
     "ops": {"ops", "hosts", *BELOW_THE_EDGES},  # the hosts' installers, for `vlk-memact doctor`
     "viewer": {"viewer", "server", *BELOW_THE_EDGES},  # server.transports.is_loopback
+    "learn": {"learn", "hosts", *BELOW_THE_EDGES},  # feeds past sessions through the hooks' own handlers
 }
 
 

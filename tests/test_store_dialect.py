@@ -1,4 +1,4 @@
-"""The operations both stores share (store/timeline.py, host_calls, retention, export, fixes, browse) and what
+"""The operations both stores share (store/timeline.py, host_calls, retention, export, fixes, browse, learned) and what
 each backend supplies for them (store/dialect.py): nothing left unsupplied, placeholders translated right."""
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from vlk_memact.store.dialect import SqlDialect, equalities
 from vlk_memact.store.export import Export
 from vlk_memact.store.fixes import Fixes
 from vlk_memact.store.host_calls import HostCalls
+from vlk_memact.store.learned import Learned
 from vlk_memact.store.retention import Retention
 from vlk_memact.store.sqlite_tx import SqliteTx
 from vlk_memact.store.timeline import Timeline
 
-SHARED = (SqlDialect, Timeline, HostCalls, Retention, Export, Fixes, Browse)
+SHARED = (SqlDialect, Timeline, HostCalls, Retention, Export, Fixes, Browse, Learned)
 
 
 def _backends() -> list[type]:
@@ -39,7 +40,7 @@ def _left_to_backends() -> set[str]:
 @pytest.mark.parametrize("backend", _backends(), ids=lambda c: c.__name__)
 def test_each_backend_supplies_what_the_shared_operations_leave_to_it(backend: type) -> None:
     left = _left_to_backends()
-    assert {"_rows", "_exec", "_in_ids", "_NOW", "_SESSIONS"} <= left  # the scan above finds the hooks
+    assert {"_rows", "_exec", "_in_ids", "_NOW_SQL", "_days_ago_sql", "_SESSIONS"} <= left  # the scan finds the hooks
     for name in sorted(left):
         owner = next((c for c in backend.__mro__ if name in vars(c)), None)
         assert owner is not None and owner not in SHARED, f"{backend.__name__} does not supply {name}"

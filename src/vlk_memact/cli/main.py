@@ -104,6 +104,10 @@ def _parser() -> argparse.ArgumentParser:
 
     register_hosts(sub)
 
+    from .learn import register as register_learn
+
+    register_learn(sub)
+
     ui = sub.add_parser("ui", help="serve a local web viewer (prints its URL, with a one-time token, on stdout)")
     ui.add_argument("--port", type=int, default=0, help="port (default: any free one)")
     ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
@@ -144,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..ops import commands as ops_commands
 
             return ops_commands.backup(args, settings)
+        if args.command == "learn":
+            from .learn import run as run_learn
+
+            return run_learn(args, settings)
         with Memory(args.database_url, settings=settings, project=args.project) as memory:
             if args.command in (None, "serve"):
                 return _serve(memory, args, settings)

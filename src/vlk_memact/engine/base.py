@@ -6,6 +6,8 @@ responsibility; memory.py puts them together as the library API.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -13,7 +15,7 @@ from ..config import Settings, detect_project
 from ..core import inputs
 from ..core.model import SessionKey
 from ..core.redact import redact
-from ..store import Store, open_store
+from ..store import Store, clock, open_store
 from .context_cache import ContextCache
 from .loop_memo import LoopMemo
 from .slot_cache import SlotCache
@@ -78,6 +80,12 @@ class MemoryBase:
         result = redact(text)
         found.extend(result.kinds)
         return result.text
+
+    def at(self, when: datetime | None) -> AbstractContextManager[None]:
+        """Within it, what this memory writes in this thread is stamped `when`, not now: slots, hook calls, fixes
+        and firings carry the moment a past session's event happened, and ages are counted from it (learning from
+        past sessions, learn/). None: now."""
+        return clock.stamped(when)
 
     def close(self) -> None:
         self.store.close()

@@ -152,13 +152,14 @@ def _pre_tool(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None
     return None  # a warning goes out with this call's PostToolUse
 
 
-def _post_tool(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
+def _post_tool(event: Mapping[str, Any], memory: Memory, known: Outcome | None = None) -> dict[str, Any] | None:
     call = tool_call(event)
     if _own(call.tool_name):
         return None
     if call.tool_name in SHELL_TOOLS:
         transcript = event.get("transcript_path")
-        outcome = rollout_outcome(transcript if isinstance(transcript, str) else None, call.tool_use_id)
+        outcome = known if known is not None else rollout_outcome(
+            transcript if isinstance(transcript, str) else None, call.tool_use_id)
         if outcome.exit_code is None:
             return None  # not known to have failed, not known to have worked: nothing is recorded
     else:
@@ -187,12 +188,16 @@ _HANDLERS: dict[str, Callable[[Mapping[str, Any], Memory], dict[str, Any] | None
 }
 
 
-def handle(event: dict[str, Any], memory: Memory) -> dict[str, Any] | None:
+def handle(event: dict[str, Any], memory: Memory, outcome: Outcome | None = None) -> dict[str, Any] | None:
     """The JSON object the hook prints for this Codex event, or None when it prints nothing.
 
-    Raises InvalidInput for a payload that is not a Codex hook event; events vlk-memact does not use get None.
+    outcome: how a shell call ended when it is known already (learn/codex.py read it from the rollout it
+    learns); otherwise PostToolUse reads it from the rollout's tail. Raises InvalidInput for a payload that is
+    not a Codex hook event; events vlk-memact does not use get None.
     """
     if not isinstance(event, Mapping):
         raise InvalidInput(f"a Codex hook event is a JSON object, got {type(event).__name__}")
+    if event.get("hook_event_name") == "PostToolUse":
+        return _post_tool(event, memory, outcome)
     handler = _HANDLERS.get(event.get("hook_event_name"))  # type: ignore[arg-type]
     return handler(event, memory) if handler is not None else None

@@ -56,6 +56,27 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
+    status = _install_or_uninstall(args)
+    if args.command == "install" and status == 0:
+        print_learn_note(args.host)
+    return status
+
+
+def print_learn_note(host: str) -> None:
+    """An install ends by saying how many past sessions of this project the host kept, and how to learn them."""
+    from pathlib import Path
+
+    from .session_stores import learn_note
+
+    try:
+        note = learn_note(host, Path.cwd().resolve())
+    except Exception as exc:  # noqa: BLE001 - counting past sessions must never fail an install that worked
+        note = (f"Past sessions could not be counted ({type(exc).__name__}); "
+                f"`vlk-memact learn --host {host}` reads them.")
+    print(note)
+
+
+def _install_or_uninstall(args: argparse.Namespace) -> int:
     if args.host in INSTALLERS:
         from importlib import import_module
 

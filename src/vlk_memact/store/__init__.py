@@ -12,6 +12,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from ..core.errors import ConfigError, WouldWait
+from .batch import Batch
+from .learned import LearnedSource
 from ..core.model import (
     Fix,
     NewFix,
@@ -153,6 +155,26 @@ class Transaction(Protocol):
     def demote_fix(self, fix_id: int) -> None:
         """Count one more time this fix was recalled, applied, and its error came back anyway."""
 
+    # ---- what `vlk-memact learn` read (learn/); implemented in store/learned.py ----
+
+    def learned_source(self, tenant: str, source: str) -> LearnedSource | None:
+        """How a source looked when learn last read it in full, or None if it never did."""
+
+    def save_learned_source(self, tenant: str, learned: LearnedSource) -> None:
+        """Keep (or replace) what learn knows of a source."""
+
+    def learned_events(self, tenant: str, project: str, event_ids: Sequence[str]) -> set[str]:
+        """Those of event_ids learn already fed to the hooks' handlers for this project."""
+
+    def add_learned_events(self, tenant: str, project: str, event_ids: Sequence[str]) -> None:
+        """Remember that these events were fed (in the transaction holding what they changed)."""
+
+    def stored_calls(self, key: SessionKey, tool_use_ids: Sequence[str], outcome: str) -> set[str]:
+        """Those of tool_use_ids the session holds a host call of this outcome for (a hook or learn stored it)."""
+
+    def session_tally(self, key: SessionKey) -> tuple[int, int]:
+        """(loop anchors, fixes) the session holds: what learn reports as learned, before and after."""
+
     # ---- reads for browsing the memory (the viewer); implemented in store/browse.py and *_browse.py ----
 
     def projects(self, tenant: str) -> list[tuple[str, int]]:
@@ -202,6 +224,10 @@ class Store(Protocol):
     def dry_run(self) -> AbstractContextManager[Transaction]:
         """A write transaction that is always rolled back and leaves no trace, the ids it used included."""
 
+    def batch(self) -> AbstractContextManager[Batch]:
+        """One long write transaction that this thread's write(), read() and dry_run() join, each write as a
+        savepoint; Batch.commit() commits what it holds and goes on in a new one (store/batch.py)."""
+
     def optimize(self, vacuum: bool) -> None:
         """Give freed space back: checkpoint and, with vacuum, rebuild the file (outside any transaction)."""
 
@@ -231,4 +257,22 @@ def open_store(url: str | None, busy_timeout_ms: int = 5000, lock_wait_ms: int |
     )
 
 
-__all__ = ["Store", "Transaction", "WouldWait", "open_store"]
+def open_read_only(url: str | None, busy_timeout_ms: int = 5000) -> Store | None:
+    """The store a DATABASE_URL names, to read what it holds without writing anything (not even a migration, for
+    SQLite): None when there is nothing to read yet (no database file, or an in-memory one)."""
+    from pathlib import Path
+
+    from .sqlite import SqliteStore, sqlite_target
+    from .sqlite_errors import path_of
+
+    if url is None or url.startswith("sqlite:"):
+        path = path_of(sqlite_target(url, create_dirs=False))
+        if path is None or not Path(path).is_file():
+            return None
+        from urllib.parse import quote
+
+        return SqliteStore("file:" + quote(path) + "?mode=ro", busy_timeout_ms=busy_timeout_ms)
+    return open_store(url, busy_timeout_ms=busy_timeout_ms)
+
+
+__all__ = ["Batch", "LearnedSource", "Store", "Transaction", "WouldWait", "open_read_only", "open_store"]

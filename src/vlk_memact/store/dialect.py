@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.model import SessionKey
+from . import clock
 
 SEPARATOR = "\x1f"  # between the searched fields, so that a match never spans two of them
 # The text a search looks in: a slot's log, file context, lesson and evidence, case-folded by vlk_fold()
@@ -70,7 +71,13 @@ class SqlDialect:
         raise NotImplementedError
 
     # The current UTC time as created_at text ('YYYY-MM-DD HH:MM:SS.mmm'), binding nothing.
-    _NOW: str
+    _NOW_SQL: str
+
+    @property
+    def _NOW(self) -> str:  # noqa: N802 - read like the constant it is outside a clock.stamped() block
+        """The time a write is stamped with: now, or the moment clock.stamped() set (a literal; see clock.py)."""
+        stamp = clock.current()
+        return self._NOW_SQL if stamp is None else f"'{stamp}'"
 
     def _in_ids(self, ids: Sequence[int]) -> tuple[str, Any]:
         """(' IN …' or ' = ANY(…)' to append to a column, the one parameter it binds) for a list of ids."""
@@ -81,11 +88,23 @@ class SqlDialect:
         raise NotImplementedError
 
     def _days_ago(self, days: int) -> tuple[str, Any]:
-        """(an expression for the time `days` ago as created_at text to the second, its one parameter)."""
-        raise NotImplementedError
+        """(an expression for the time `days` ago as created_at text to the second, its one parameter), counted
+        from the moment clock.stamped() set when there is one."""
+        stamp = clock.before(days * 86400, precise=False)
+        return ("?", stamp) if stamp is not None else self._days_ago_sql(days)
 
     def _seconds_ago(self, seconds: int) -> tuple[str, Any]:
-        """(an expression for the time `seconds` ago as created_at text to the millisecond, its one parameter)."""
+        """(an expression for the time `seconds` ago as created_at text to the millisecond, its one parameter),
+        counted from the moment clock.stamped() set when there is one."""
+        stamp = clock.before(seconds, precise=True)
+        return ("?", stamp) if stamp is not None else self._seconds_ago_sql(seconds)
+
+    def _days_ago_sql(self, days: int) -> tuple[str, Any]:
+        """_days_ago counted from the database's now."""
+        raise NotImplementedError
+
+    def _seconds_ago_sql(self, seconds: int) -> tuple[str, Any]:
+        """_seconds_ago counted from the database's now."""
         raise NotImplementedError
 
     def _visible(self, key: SessionKey) -> tuple[str, tuple[Any, ...]]:

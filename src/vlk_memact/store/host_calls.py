@@ -10,22 +10,27 @@ import json
 from collections.abc import Sequence
 
 from ..core.model import HostCall, NewHostCall, SessionKey
+from . import clock
 from .dialect import SqlDialect, equalities, session_params
 from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
+_ADD = ("INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, "
+        "tool, target, summary{stamped}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp}) ON CONFLICT DO NOTHING RETURNING id")
+# Stamped by the column default (now), or with a created_at of its own (clock.stamped()).
+_ADD_NOW = _ADD.format(stamped="", stamp="")
+_ADD_STAMPED = _ADD.format(stamped=", created_at", stamp=", ?")
 
 
 class HostCalls(SqlDialect):
     """The Transaction protocol's host-hook operations (see store/__init__.py for what each does)."""
 
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
+        stamp = clock.current()
         rows = self._rows(
-            "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id, tool, target, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING RETURNING id",
+            _ADD_NOW if stamp is None else _ADD_STAMPED,
             (*session_params(key), call.tool_use_id, call.call_key, call.outcome, bool(call.changes_state), slot_id,
-             call.tool, call.target, call.summary),
+             call.tool, call.target, call.summary, *(() if stamp is None else (stamp,))),
         )
         return int(rows[0][0]) if rows else None
 

@@ -42,6 +42,7 @@ try:
 except ImportError as exc:  # the driver is an optional extra
     raise ConfigError("PostgreSQL needs: pip install 'vlk-memact[postgres]'") from exc
 
+from .batch import Batch, Joined, savepoint
 from .postgres_errors import is_connection_error, lock_timeout_error, postgres_error
 from .postgres_schema import advisory_key, migrate
 from .postgres_tx import PostgresTx
@@ -51,7 +52,9 @@ log = logging.getLogger(__name__)
 LOCK_RETRY_SECONDS = 30.0  # total time a transaction keeps retrying to start before giving up
 CONNECT_TIMEOUT_SECONDS = 10.0  # the first connection, at open
 POOL_MAX_SIZE = 8  # connections per store: MCP tools run on worker threads, reads run in parallel
-_TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "host_calls", "host_sessions")
+_TABLES = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "host_calls", "host_sessions",
+           "learned_sources", "learned_events")
+_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED"
 # Errors after which starting the transaction again can succeed.
 _TRANSIENT = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.LockNotAvailable)
 
@@ -96,6 +99,7 @@ class PostgresStore:
         self._pool, schema = _open_pool(conninfo, self._schema, self._configure, self.url)
         # One write lock per schema: stores of other schemas on the same server do not wait for us.
         self._write_lock = advisory_key("write", schema)
+        self._joined = Joined()  # the batch this thread's transactions join (store/batch.py)
         log.info("PostgreSQL store ready at %s (schema %s)", self.url, schema)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
@@ -122,12 +126,63 @@ class PostgresStore:
         write() is not told the tenant. Deployments are single-tenant in practice, so a per-tenant
         key would buy nothing; transactions are a few milliseconds, see tests/test_store_postgres.py.
         """
-        yield from self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
+        if self._joined.active:
+            yield from self._savepoint(keep=True)
+            return
+        yield from self._transaction(_WRITE, lock=True)
 
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
         """A REPEATABLE READ READ ONLY transaction: one snapshot, no lock, never blocks writers."""
+        if self._joined.active:  # what the batch wrote so far is visible in its transaction only
+            try:
+                yield PostgresTx(self._joined.ready())
+            except psycopg.Error as exc:
+                raise self._fault(exc, "read", midway=True) from exc
+            return
         yield from self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One write transaction at a time (write lock held) that this thread's write(), read() and dry_run()
+        join (store/batch.py); batch.commit() releases the lock, taken again when a joined transaction needs it."""
+        if self._joined.active:
+            raise StoreError("a batch is already open in this thread; batches do not nest")
+
+        def begin() -> None:
+            self._joined.conn = self._begin(_WRITE, lock=True)
+
+        def commit() -> None:
+            conn, self._joined.conn = self._joined.conn, None
+            self._joined.begin = begin
+            if conn is None:
+                return  # nothing begun since the last commit
+            try:
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise self._fault(exc, "commit" if is_connection_error(exc) else "write") from exc
+            finally:
+                self._pool.putconn(conn)
+
+        self._joined.active, self._joined.begin = True, begin
+        try:
+            try:
+                yield Batch(commit)
+            except psycopg.Error as exc:
+                raise self._fault(exc, "write", midway=True) from exc
+            commit()
+        finally:
+            conn = self._joined.conn
+            self._joined.close()
+            if conn is not None:  # what was not committed, after an error
+                _rollback(conn)
+                self._pool.putconn(conn)
+
+    def _savepoint(self, keep: bool) -> Iterator[PostgresTx]:
+        """A transaction joined to the batch: a savepoint (store/batch.py)."""
+        yield from savepoint(self._joined, PostgresTx, keep, psycopg.Error,
+                             lambda exc: self._fault(exc, "write", midway=True))
 
     @contextmanager
     def dry_run(self) -> Iterator[PostgresTx]:
@@ -135,9 +190,12 @@ class PostgresStore:
 
         Identity sequences are not transactional, so the ids an insert used are given back by setval
         before the ROLLBACK, while the write lock still keeps every other writer out: the next real
-        transaction gets the very ids the dry run showed.
+        transaction gets the very ids the dry run showed. (Joined to a batch: a savepoint always undone.)
         """
-        conn = self._begin("BEGIN ISOLATION LEVEL READ COMMITTED", lock=True)
+        if self._joined.active:
+            yield from self._savepoint(keep=False)
+            return
+        conn = self._begin(_WRITE, lock=True)
         try:
             counters = conn.execute(
                 "SELECT s, pg_sequence_last_value(s::regclass) FROM unnest(%s::text[]) AS t, "

@@ -234,6 +234,31 @@ def m006_fixes(conn: Connection[tuple[object, ...]]) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys (fix_id)")
 
+
+@migration
+def m007_learned(conn: Connection[tuple[object, ...]]) -> None:
+    """What `vlk-memact learn` read from the hosts' past sessions: each source (a session file, or a session of
+    a host's database) as it was when read in full, and each event fed, so that nothing is learned twice."""
+    conn.execute(
+        f"""CREATE TABLE learned_sources (
+            tenant text NOT NULL,
+            source text NOT NULL,
+            host text NOT NULL,
+            session_id text NOT NULL,
+            project text NOT NULL,
+            stamp text NOT NULL,
+            events integer NOT NULL DEFAULT 0,
+            learned_at text NOT NULL DEFAULT {NOW_MILLIS},
+            PRIMARY KEY (tenant, source))"""
+    )
+    conn.execute(
+        """CREATE TABLE learned_events (
+            tenant text NOT NULL,
+            project text NOT NULL,
+            event_id text NOT NULL,
+            PRIMARY KEY (tenant, project, event_id))"""
+    )
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

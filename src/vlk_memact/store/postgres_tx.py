@@ -22,6 +22,7 @@ from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT
 from .host_calls import HostCalls
+from .learned import Learned
 from .postgres_browse import PostgresBrowse
 from .postgres_schema import NOW_MILLIS
 from .retention import Retention
@@ -44,7 +45,7 @@ def psycopg_style(query: str) -> str:
     return _QMARK.sub("%s", query)
 
 
-class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export):
+class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Learned):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
@@ -72,7 +73,7 @@ class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export):
 
     # ---- the dialect ----
 
-    _NOW = NOW_MILLIS
+    _NOW_SQL = NOW_MILLIS
     _KEY_ORDER = 'k.key COLLATE "C"'
     _PRUNE_BATCH = sys.maxsize  # all at once: an array parameter has no practical bound
 
@@ -82,12 +83,12 @@ class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export):
     def _in_texts(self, values: Sequence[str]) -> tuple[str, Any]:
         return " = ANY(%s::text[])", list(values)
 
-    def _days_ago(self, days: int) -> tuple[str, Any]:
+    def _days_ago_sql(self, days: int) -> tuple[str, Any]:
         # created_at is text in SQLite's format, so age tests compare strings, as the SQLite store does.
         return ("to_char(statement_timestamp() AT TIME ZONE 'UTC' - make_interval(days => %s), "
                 "'YYYY-MM-DD HH24:MI:SS')"), days
 
-    def _seconds_ago(self, seconds: int) -> tuple[str, Any]:
+    def _seconds_ago_sql(self, seconds: int) -> tuple[str, Any]:
         return ("to_char(statement_timestamp() AT TIME ZONE 'UTC' - make_interval(secs => %s), "
                 "'YYYY-MM-DD HH24:MI:SS.MS')"), seconds
 

@@ -23,6 +23,7 @@ from ..core.errors import (
     StoreError,
     WouldWait,
 )
+from .batch import Batch, Joined, savepoint
 from .sqlite_connect import (
     MEMORY,
     begin_write,
@@ -105,6 +106,7 @@ class SqliteStore:
         self._reader_immutable = False
         self._opened_immutable = False
         self._trace: Callable[[str], object] | None = None
+        self._joined = Joined()  # the batch this thread's transactions join (store/batch.py)
         self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
         self._conn_busy_ms = busy_timeout_ms  # the writing connection's busy timeout now (0 under no_wait)
         log.info("SQLite store ready at %s", target)
@@ -153,10 +155,16 @@ class SqliteStore:
 
     @contextmanager
     def write(self) -> Iterator[SqliteTx]:
+        if self._joined.active:
+            yield from self._savepoint(keep=True)
+            return
         yield from self._writing(commit=True)
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
+        if self._joined.active:  # what the batch wrote so far is visible on its connection only
+            yield from self._run(self._joined.ready(), "read", commit=None)
+            return
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
             with self._lock:
                 conn = self._connection()
@@ -190,7 +198,52 @@ class SqliteStore:
     @contextmanager
     def dry_run(self) -> Iterator[SqliteTx]:
         """BEGIN IMMEDIATE then ROLLBACK: AUTOINCREMENT counters live in sqlite_sequence, rolled back too."""
+        if self._joined.active:
+            yield from self._savepoint(keep=False)
+            return
         yield from self._writing(commit=False)
+
+    @contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One write transaction at a time that this thread's write(), read() and dry_run() join
+        (store/batch.py); after batch.commit() the next one begins when a joined transaction needs it."""
+        if self._joined.active:
+            raise StoreError("a batch is already open in this thread; batches do not nest")
+        with self._lock:  # a re-entrant lock: this thread's joined transactions take it again
+            conn = self._connection(writing=True)
+
+            def begin() -> None:
+                try:
+                    self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
+                    begin_write(conn, self._with_lock_retry, False)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc, "write") from exc
+
+            def commit() -> None:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("COMMIT")
+                    except sqlite3.Error as exc:
+                        _rollback(conn)
+                        raise self._fault(exc, "write") from exc
+                self._joined.begin = begin
+
+            self._joined.active, self._joined.conn, self._joined.begin = True, conn, begin
+            try:
+                try:
+                    yield Batch(commit)
+                except sqlite3.Error as exc:
+                    raise self._fault(exc, "write") from exc
+                commit()
+            except BaseException:
+                _rollback(conn)  # what was not committed
+                raise
+            finally:
+                self._joined.close()
+
+    def _savepoint(self, keep: bool) -> Iterator[SqliteTx]:
+        """A transaction joined to the batch: a savepoint (store/batch.py)."""
+        yield from savepoint(self._joined, SqliteTx, keep, sqlite3.Error, lambda exc: self._fault(exc, "write"))
 
     def _writing(self, commit: bool) -> Iterator[SqliteTx]:
         refuse = waiting_refused()
@@ -207,15 +260,21 @@ class SqliteStore:
         finally:
             self._lock.release()
 
-    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool = True) -> Iterator[SqliteTx]:
+    def _run(self, conn: sqlite3.Connection, doing: str, commit: bool | None = True) -> Iterator[SqliteTx]:
+        """Yield a transaction on conn, then commit, roll back (commit False) or leave it open (None: a read
+        joined to a batch)."""
         try:
             yield SqliteTx(conn)
         except sqlite3.Error as exc:
-            _rollback(conn)
+            if commit is not None:
+                _rollback(conn)
             raise self._fault(exc, doing) from exc
         except BaseException:
-            _rollback(conn)
+            if commit is not None:
+                _rollback(conn)
             raise
+        if commit is None:
+            return
         if not commit:
             _rollback(conn)
             return

@@ -317,6 +317,31 @@ def m007_fixes(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys(fix_id)")
 
+
+@migration
+def m008_learned(conn: sqlite3.Connection) -> None:
+    """What `vlk-memact learn` read from the hosts' past sessions: each source (a session file, or a session of
+    a host's database) as it was when read in full, and each event fed, so that nothing is learned twice."""
+    conn.execute(
+        """CREATE TABLE learned_sources (
+            tenant TEXT NOT NULL,
+            source TEXT NOT NULL,
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            stamp TEXT NOT NULL,
+            events INTEGER NOT NULL DEFAULT 0,
+            learned_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f','now')),
+            PRIMARY KEY(tenant, source)) WITHOUT ROWID"""
+    )
+    conn.execute(
+        """CREATE TABLE learned_events (
+            tenant TEXT NOT NULL,
+            project TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY(tenant, project, event_id)) WITHOUT ROWID"""
+    )
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -14,6 +14,7 @@ from .dialect import SEARCHED, SEPARATOR, session_params
 from .export import Export
 from .fixes import FIX_SELECT
 from .host_calls import HostCalls
+from .learned import Learned
 from .retention import Retention
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .sqlite_browse import SqliteBrowse
@@ -29,7 +30,7 @@ _VISIBLE = """ ((t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'glo
         AND (t.scope = 'session' OR t.scope IS NULL))) """
 
 
-class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export):
+class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export, Learned):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -56,7 +57,7 @@ class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export):
 
     # ---- the dialect ----
 
-    _NOW = "strftime('%Y-%m-%d %H:%M:%f','now')"
+    _NOW_SQL = "strftime('%Y-%m-%d %H:%M:%f','now')"
     _KEY_ORDER = "k.key"
     _PRUNE_BATCH = 500  # ids per JSON list
 
@@ -66,10 +67,10 @@ class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export):
     def _in_texts(self, values: Sequence[str]) -> tuple[str, Any]:
         return _IN_JSON, json.dumps(list(values))
 
-    def _days_ago(self, days: int) -> tuple[str, Any]:
+    def _days_ago_sql(self, days: int) -> tuple[str, Any]:
         return "datetime('now', ?)", f"-{days} days"
 
-    def _seconds_ago(self, seconds: int) -> tuple[str, Any]:
+    def _seconds_ago_sql(self, seconds: int) -> tuple[str, Any]:
         return "strftime('%Y-%m-%d %H:%M:%f', 'now', ?)", f"-{seconds} seconds"
 
     def _visible(self, key: SessionKey) -> tuple[str, tuple[Any, ...]]:

@@ -12,17 +12,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
+from . import clock
 from .dialect import SESSION, SqlDialect, session_params
 from .rows import SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
                    scope, content_id, learning_summary, constraint_type, evidence, fingerprint, fingerprint_keys,
-                   fingerprint_version, lessons)
+                   fingerprint_version, lessons{stamped})
                VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
                                     WHERE tenant = ? AND project = ? AND session_id = ?),
-                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp})
                RETURNING id"""
+# The insert as the column default stamps it (now), and with a created_at of its own (clock.stamped()).
+_INSERT_NOW = _INSERT_SLOT.format(stamped="", stamp="")
+_INSERT_STAMPED = _INSERT_SLOT.format(stamped=", created_at", stamp=", ?")
 
 
 def _json_list(values: Sequence[str]) -> str | None:
@@ -45,8 +49,9 @@ class Timeline(SqlDialect):
 
     def insert_slot(self, slot: NewSlot) -> Slot:
         k = session_params(slot.key)
+        stamp = clock.current()
         [(new_id,)] = self._rows(
-            _INSERT_SLOT,
+            _INSERT_NOW if stamp is None else _INSERT_STAMPED,
             (
                 uuid.uuid4().hex,
                 *k,
@@ -62,6 +67,7 @@ class Timeline(SqlDialect):
                 _json_list(slot.fingerprint_keys),
                 slot.fingerprint_version,
                 _json_list(slot.lessons),
+                *(() if stamp is None else (stamp[:19],)),  # slots are stamped to the second (CURRENT_TIMESTAMP)
             ),
         )
         if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:

@@ -1,0 +1,93 @@
+"""One long write transaction that the engine's own transactions join: what a store's batch() hands out.
+
+Learning from past sessions feeds thousands of hook events through the engine, each of which opens its own
+transactions. Inside `with store.batch() as batch:` every write() of the same thread becomes a savepoint of
+the batch's transaction (undone alone when it raises, as a transaction of its own would be), every read()
+sees what the batch wrote so far, and dry_run() is a savepoint always undone. `batch.commit()` makes what
+the batch holds durable and goes on in a new transaction, so that a long run commits in steps short enough
+for other writers (live hooks) never to wait long; leaving the block commits, an exception rolls back what
+was not committed. After a batch ended with an exception, open a new Memory: its caches may describe rows
+the rollback removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class Batch:
+    """The batch a store's batch() yields: commit() commits what it holds and begins the next transaction."""
+
+    def __init__(self, commit: Callable[[], None]) -> None:
+        self._commit = commit
+        self.commits = 0
+
+    def commit(self) -> None:
+        self._commit()
+        self.commits += 1
+
+
+class Joined(threading.local):
+    """Per thread: whether a batch is open, its connection, how deep its savepoints are nested (each gets a name
+    of its own), and how to begin its next transaction: after a commit none is open until a joined transaction
+    needs one, so no lock is held while the caller does something else (reads the next session's files)."""
+
+    active: bool = False
+    conn: Any = None
+    depth: int = 0
+    begin: Callable[[], None] | None = None
+
+    def ready(self) -> Any:
+        """The batch's connection, inside its transaction (begun now if a commit ended the last one)."""
+        if self.begin is not None:
+            begin, self.begin = self.begin, None
+            begin()
+        return self.conn
+
+    def close(self) -> None:
+        self.active, self.conn, self.depth, self.begin = False, None, 0, None
+
+    def savepoint(self) -> str:
+        self.depth += 1
+        return f"vlk_batch_{self.depth}"
+
+    def released(self) -> None:
+        self.depth -= 1
+
+
+def savepoint(joined: Joined, make_tx: Callable[[Any], Any], keep: bool, driver_error: type[BaseException],
+              fault: Callable[[BaseException], BaseException]) -> Iterator[Any]:
+    """A transaction joined to the batch (both stores spell savepoints alike): released when keep and its body
+    succeeds, else undone; a driver error becomes the store's typed error (fault)."""
+    conn = joined.ready()
+    name = joined.savepoint()
+    try:
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield make_tx(conn)
+        except BaseException:
+            _undo(conn, name, driver_error)
+            raise
+        if keep:
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+        else:
+            _undo(conn, name, driver_error)
+    except driver_error as exc:
+        raise fault(exc) from exc
+    finally:
+        joined.released()
+
+
+def _undo(conn: Any, name: str, driver_error: type[BaseException]) -> None:
+    """What the failed joined transaction wrote goes; the batch goes on (unless the database ended it itself: a
+    full disk, a broken connection; then the batch fails at its next statement)."""
+    try:
+        conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+        conn.execute(f"RELEASE SAVEPOINT {name}")
+    except driver_error as exc:
+        log.warning("ROLLBACK TO SAVEPOINT %s failed: %s", name, exc)
