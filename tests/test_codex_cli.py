@@ -110,7 +110,7 @@ def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: 
     with ScriptedOpenAI() as api:
         w = workspace(tmp_path, api)
         assert w.vlk("install", "codex").returncode == 0
-        assert "nothing to install" in w.vlk("install", "codex").stdout
+        assert "Nothing changed: vlk-memact was already installed for Codex CLI." in w.vlk("install", "codex").stdout
         cmd = "ls /nonexistent-vlk-e2e-dir"
         w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
         assert "vlk-memact:" in w.last[3].since_last_call()

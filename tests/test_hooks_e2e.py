@@ -355,11 +355,12 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
         return done.stdout
 
     cli("install", "claude-code")  # (g) default scope: local
-    assert cli("install", "claude-code").startswith("Nothing to change")
+    assert cli("install", "claude-code").endswith("Nothing changed: vlk-memact was already installed for Claude Code.\n")
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == original["permissions"]
     assert original["hooks"]["PostToolUse"][0] in merged["hooks"]["PostToolUse"]
-    assert list(project.joinpath(".claude").glob("settings.local.json.bak-vlk-memact-*"))
+    assert sorted(project.joinpath(".claude").iterdir()) == [settings]  # the backup is in the user data directory
+    assert list((home / ".local" / "share" / "vlk-memact" / "backups" / "claude-code").glob("*settings.local.json"))
     with ScriptedModel([fail_call(0), ToolUse("Bash", {"command": "true"}), "ok"]) as model:
         run = run_claude("Go.", cwd=project, model=model, env=env_for(db), home=home)
     assert run.returncode == 0, run.describe()

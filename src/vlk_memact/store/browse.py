@@ -53,9 +53,26 @@ class Browse(SqlDialect):
         found = []
         for name, session, present, past, future in self._rows(self._SESSIONS, (tenant, project, project, limit)):
             [(loops, chars, first, last)] = self._rows(self._SESSION_TOTALS, (tenant, name, session))
+            host = self.session_host(SessionKey(tenant, name, session))
             found.append(SessionOverview(name, session, int(present), int(past), int(future), int(loops),
-                                         int(chars), first, last))
+                                         int(chars), first, last, host))
         return found
+
+    def session_host(self, key: SessionKey) -> str | None:
+        raise NotImplementedError  # store/host_calls.py
+
+    def totals(self, tenant: str, project: str | None) -> tuple[dict[str, int], int, int]:
+        rows = self._rows("SELECT t.temporal_state, COUNT(*) FROM agent_timeline t WHERE t.tenant = ? AND "
+                          + self._ANY_PROJECT + " GROUP BY t.temporal_state", (tenant, project, project))
+        [(sessions, projects)] = self._rows(
+            "SELECT COUNT(*), COUNT(DISTINCT project) FROM (SELECT DISTINCT t.project, t.session_id FROM "
+            "agent_timeline t WHERE t.tenant = ? AND " + self._ANY_PROJECT + ") s", (tenant, project, project))
+        return {str(state): int(n) for state, n in rows}, int(sessions), int(projects)
+
+    def recent(self, tenant: str, project: str | None, limit: int) -> list[Slot]:
+        rows = self._rows(SLOT_SELECT + " WHERE t.tenant = ? AND " + self._ANY_PROJECT + " ORDER BY t.id DESC LIMIT ?",
+                          (tenant, project, project, limit))
+        return [slot_from_row(r) for r in rows]
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         rows = self._rows(

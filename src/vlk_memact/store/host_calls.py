@@ -22,10 +22,10 @@ class HostCalls(SqlDialect):
     def add_host_call(self, key: SessionKey, call: NewHostCall, slot_id: int | None) -> int | None:
         rows = self._rows(
             "INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, "
-            "slot_id, tool, target, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "slot_id, tool, target, summary, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT DO NOTHING RETURNING id",
             (*session_params(key), call.tool_use_id, call.call_key, call.outcome, bool(call.changes_state), slot_id,
-             call.tool, call.target, call.summary),
+             call.tool, call.target, call.summary, call.host),
         )
         return int(rows[0][0]) if rows else None
 
@@ -73,10 +73,21 @@ class HostCalls(SqlDialect):
         )
         return list(json.loads(rows[0][0])) if rows else []
 
-    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+    def set_injected(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
         self._exec(
-            "INSERT INTO host_sessions (tenant, project, session_id, injected) VALUES (?, ?, ?, ?) "
+            "INSERT INTO host_sessions (tenant, project, session_id, injected, host) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (tenant, project, session_id) DO UPDATE SET injected = excluded.injected, "
-            f"updated_at = {self._NOW}",
-            (*session_params(key), json.dumps(list(items), ensure_ascii=False)),
+            f"host = COALESCE(excluded.host, host_sessions.host), updated_at = {self._NOW}",
+            (*session_params(key), json.dumps(list(items), ensure_ascii=False), host),
         )
+
+    def session_host(self, key: SessionKey) -> str | None:
+        # What the session start said, else the newest call a hook recorded (a hook installed mid-session).
+        for query in ("SELECT host FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ? "
+                      "AND host IS NOT NULL",
+                      "SELECT host FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
+                      "AND host IS NOT NULL ORDER BY id DESC LIMIT 1"):
+            rows = self._rows(query, session_params(key))
+            if rows:
+                return str(rows[0][0])
+        return None

@@ -234,6 +234,14 @@ def m006_fixes(conn: Connection[tuple[object, ...]]) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys (fix_id)")
 
+
+@migration
+def m007_session_host(conn: Connection[tuple[object, ...]]) -> None:
+    """Which host's hooks wrote a session (claude-code, gemini, opencode, codex): `vlk-memact sessions` shows it.
+    NULL for older rows and for sessions no hook wrote (the MCP tools, the command line)."""
+    conn.execute("ALTER TABLE host_calls ADD COLUMN host text")
+    conn.execute("ALTER TABLE host_sessions ADD COLUMN host text")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -317,6 +317,14 @@ def m007_fixes(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys(fix_id)")
 
+
+@migration
+def m008_session_host(conn: sqlite3.Connection) -> None:
+    """Which host's hooks wrote a session (claude-code, gemini, opencode, codex): `vlk-memact sessions` shows it.
+    NULL for older rows and for sessions no hook wrote (the MCP tools, the command line)."""
+    conn.execute("ALTER TABLE host_calls ADD COLUMN host TEXT")
+    conn.execute("ALTER TABLE host_sessions ADD COLUMN host TEXT")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
