@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 from pathlib import Path
 
 import hook_events as ev
 import pytest
 from conftest import PROJECT
+from test_hooks_store import sqlite_at_version
 
 from vlk_memact import Memory
 from vlk_memact.cli import main
@@ -180,15 +180,8 @@ def test_version_and_the_help_of_every_option(capsys: pytest.CaptureFixture[str]
 
 
 def test_an_upgraded_sqlite_database_keeps_its_sessions_and_learns_hosts_from_now_on(tmp_path: Path) -> None:
-    from vlk_memact.store import sqlite_schema
-
     path = tmp_path / "v7.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, step in enumerate(sqlite_schema.MIGRATIONS[:7]):
-        conn.execute("BEGIN")
-        step(conn)
-        conn.execute(f"PRAGMA user_version = {number + 1}")
-        conn.execute("COMMIT")
+    conn = sqlite_at_version(path, 7)
     conn.execute("INSERT INTO host_sessions (tenant, project, session_id) VALUES ('local', 'p', 'old')")
     conn.close()
     with Memory(f"sqlite:///{path}", project="p") as memory:

@@ -309,7 +309,8 @@ def test_a_broken_database_url_never_breaks_the_session_and_the_hook_log_says_wh
     assert runs(project) == 4  # nothing was guarded, nothing failed because of the hooks
     assert all("vlk-memact" not in r.text() for r in model.main_requests)
     log = (home / ".local" / "share" / "vlk-memact" / "hooks.log").read_text()
-    assert "could not open SQLite database" in log and "PostToolUseFailure" in log and "PreToolUse" in log
+    assert "no/such/dir, which does not exist; create the folder first" in log  # the mistyped folder, named
+    assert "PostToolUseFailure" in log and "PreToolUse" in log
 
 
 def test_the_models_own_fetch_context_sees_what_the_hooks_recorded_in_the_same_session(setup: dict) -> None:
@@ -431,3 +432,21 @@ def test_the_plugin_beside_settings_hooks_stays_silent_and_nothing_is_recorded_t
         assert len(memory.get_history(session_id=run.session_id).slots) == 1
     log = (home / ".local" / "share" / "vlk-memact" / "hooks.log").read_text()
     assert "installed twice" in log
+
+
+def test_installed_from_a_subfolder_the_hooks_go_to_the_git_root_and_run_from_anywhere_in_it(setup: dict) -> None:
+    """One rule for a project install (issue 36): the git root, whatever folder `install` runs in; Claude Code
+    finds them there when started in a subfolder too."""
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    below = project / "src" / "pkg"
+    below.mkdir(parents=True)
+    done = subprocess.run([VLK, "install", "claude-code"], cwd=below, env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and f"{project}/.claude/settings.local.json: added the" in done.stdout, done.stderr
+    assert not (below / ".claude").exists()
+    with ScriptedModel([fail_call(0), "ok"]) as model:
+        run = run_claude("Go.", cwd=below, model=model, env=env_for(db), home=home)
+    assert run.returncode == 0, run.describe()
+    with Memory(f"sqlite:///{db}", project=str(project)) as memory:
+        assert len(memory.get_history(session_id=run.session_id).slots) == 1

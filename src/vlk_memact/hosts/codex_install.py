@@ -31,7 +31,7 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir, load_json_object, remove_handlers
-from .install_files import FileReport, hook_items, print_reports, replace_file, write_json
+from .install_files import FileReport, command_check, hook_items, print_reports, replace_file, write_json
 
 HOST = "codex"
 # Event -> matcher (None: the event has none). Every tool: any call can fail, be guarded or resolve.
@@ -367,14 +367,7 @@ def checks(home: Path | None = None, cwd: Path | None = None) -> list[Check]:
     data = _load(path)
     commands = {h.get("command") for groups in data["hooks"].values() if isinstance(groups, list)
                 for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if is_ours(h)}
-    for command in sorted(str(c) for c in commands):
-        program = shlex.split(command)[0]
-        if os.access(program, os.X_OK):
-            out.append(passed("hosts", "codex hook command", f"{command} exists ({path})"))
-        else:
-            out.append(failed("hosts", "codex hook command", f"{program} does not exist or is not executable "
-                              f"({path})", "run `vlk-memact install codex` again from the environment vlk-memact "
-                              "is installed in, or `vlk-memact uninstall codex`"))
+    out += [command_check(HOST, command, path) for command in sorted(str(c) for c in commands)]
     out.append(_trust_check(cwd or Path.cwd(), home))
     return out
 

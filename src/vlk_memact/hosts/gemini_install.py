@@ -24,7 +24,8 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir, load_json_object, remove_handlers
-from .install_files import SERVER_ITEM, FileReport, hook_items, print_reports, project_folder, write_json
+from .install_files import (SERVER_ITEM, FileReport, command_check, hook_items, print_reports, project_folder,
+                            write_json)
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -288,14 +289,7 @@ def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:
             out.append(failed("hosts", "gemini hooks", f"{path} lacks the {', '.join(missing)} hooks",
                               "run `vlk-memact install gemini" + (" --scope project`" if scope == "project" else "`")
                               + " again"))
-        for command in commands:
-            program = shlex.split(command)[0] if command else ""
-            if program and os.access(program, os.X_OK):
-                out.append(passed("hosts", "gemini hook command", f"{command} exists ({path})"))
-            else:
-                out.append(failed("hosts", "gemini hook command", f"{program or '(none)'} does not exist or is not "
-                                  f"executable ({path})", "run `vlk-memact install gemini` again from the environment "
-                                  "vlk-memact is installed in, or `vlk-memact uninstall gemini`"))
+        out += [command_check(HOST, command, path) for command in commands]
         for note in _notes(_load(path)):
             out.append(failed("hosts", "gemini hooks enabled", f"{path}: {note}", "change that setting in the file"))
         if not missing and server:

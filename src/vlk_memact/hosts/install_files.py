@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import data_dir
+from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 
 HOST_NAMES = {"claude-code": "Claude Code", "gemini": "Gemini CLI", "opencode": "OpenCode", "codex": "Codex CLI"}
@@ -137,6 +139,20 @@ def remove_empty_folders(folder: Path, stop: Path | None) -> None:
         except OSError:
             return
         here = here.parent
+
+
+def command_check(host: str, command: str, where: Path) -> Check:
+    """doctor: the hook command an installed file runs exists (a deleted or moved virtualenv is the usual
+    failure), said the same way for every host."""
+    try:
+        program = shlex.split(command)[0] if command else ""
+    except ValueError:
+        program = ""
+    if program and os.access(program, os.X_OK):
+        return passed("hosts", f"{host} hook command", f"{command} exists ({where})")
+    return failed("hosts", f"{host} hook command", f"{program or '(none)'} does not exist or is not executable "
+                  f"({where})", f"run `vlk-memact install {host}` again from the environment vlk-memact is installed "
+                  f"in, or `vlk-memact uninstall {host}`")
 
 
 def missing_program(host: str) -> str | None:

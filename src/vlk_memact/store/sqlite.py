@@ -67,7 +67,7 @@ def sqlite_target(url: str | None, create_dirs: bool = True) -> str:
     if mode not in ("ro", "rw", "rwc"):
         raise ConfigError(f"DATABASE_URL mode must be ro, rw or rwc, got {mode!r}.")
     path = Path(path_part).expanduser().resolve()
-    if create_dirs and not path.parent.is_dir():
+    if create_dirs and mode == "rwc" and not path.parent.is_dir():
         # Named by the user: a folder that is not there is more likely a typo than a wish (the default
         # location, above, is created).
         raise ConfigError(f"DATABASE_URL {url!r} names a file in {path.parent}, which does not exist; create the "
