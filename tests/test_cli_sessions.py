@@ -53,7 +53,7 @@ def test_each_host_names_itself_and_a_capture_without_a_session_start_still_does
     gemini.handle({"session_id": "gem", "hook_event_name": "SessionStart", "cwd": "/work/project",
                    "source": "startup", "timestamp": "2026-01-01T00:00:00Z", "transcript_path": ""}, memory)
     opencode.handle({"hook_event_name": "session.start", "session_id": "oc", "cwd": "/work/project"}, memory)
-    key = memory._key  # noqa: SLF001
+    key = memory._key
     with memory.store.read() as tx:
         assert tx.session_host(key("no-start")) == "claude-code"
         assert tx.session_host(key("gem")) == "gemini"
@@ -86,7 +86,7 @@ def test_the_hosts_own_session_comes_first_when_the_cli_runs_under_it(
         hooks_fail(memory, "mine")
         hooks_fail(memory, "someone-else")
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "mine")  # the agent's own Bash tool runs the command
-    code, out, err = run(capsys, "--database-url", database_url, "--project", PROJECT, "summary")
+    _, out, err = run(capsys, "--database-url", database_url, "--project", PROJECT, "summary")
     assert out.startswith("Session 'mine'") and "the session of the host this runs under" in err
 
 
@@ -186,6 +186,6 @@ def test_an_upgraded_sqlite_database_keeps_its_sessions_and_learns_hosts_from_no
     conn.close()
     with Memory(f"sqlite:///{path}", project="p") as memory:
         with memory.store.read() as tx:
-            assert tx.session_host(memory._key("old")) is None  # noqa: SLF001 - unknown, not invented
+            assert tx.session_host(memory._key("old")) is None
         hooks_fail(memory, "new")
         assert memory.latest_session().host == "claude-code"  # type: ignore[union-attr]

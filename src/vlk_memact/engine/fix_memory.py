@@ -120,7 +120,8 @@ def error_fixes(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str
 def describe_fix(fix: Fix) -> str:
     """A fix as a listing shows it: kind, where, the error it resolved (its error lines, not a host's leading
     `Exit code 1`), and what fixed it."""
-    from ..core.loops import error_excerpt  # here: the hooks' guard path imports this module, never the fingerprints
+    # Imported here: the hooks' guard path imports this module, and never the fingerprints.
+    from ..core.loops import error_excerpt
 
     what = "passed on retry" if fix.kind == RETRY else f"fixed by: {fix_line(fix)}"
     demoted = f" [came back after it was applied {fix.demoted}x]" if fix.demoted else ""

@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import inputs
-from ..core.model import HistoryResult, SearchResult, SessionOverview, Slot, SlotView, SummaryResult, TemporalState
+from ..core.model import (
+    HistoryResult,
+    SearchResult,
+    SessionOverview,
+    Slot,
+    SlotView,
+    SummaryResult,
+    TemporalState,
+)
 from ..core.render import chars_tokens
 from .base import MemoryBase
 

@@ -24,8 +24,15 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir, load_json_object, remove_handlers
-from .install_files import (SERVER_ITEM, FileReport, command_check, hook_items, print_reports, project_folder,
-                            write_json)
+from .install_files import (
+    SERVER_ITEM,
+    FileReport,
+    command_check,
+    hook_items,
+    print_reports,
+    project_folder,
+    write_json,
+)
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"

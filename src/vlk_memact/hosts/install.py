@@ -432,7 +432,10 @@ def report_of(change: Change, dry_run: bool) -> FileReport:
     done: dict[str, list[str]] = {"added": [], "updated": [], "removed": []}
     for note in change.notes:  # "added the SessionStart hook", "removed the MCP server 'vlk-memact'", ...
         verb, _, what = note.partition(" ")
-        (done[verb] if verb in done else report.notes).append(what if verb in done else note)
+        if verb in done:
+            done[verb].append(what)
+        else:
+            report.notes.append(note)
     for verb, items in done.items():
         hooks = [w for w in items if w.startswith("the ") and w.endswith(" hook")]
         getattr(report, verb).extend(hook_items([w[4:-5] for w in hooks]) + [w for w in items if w not in hooks])

@@ -14,6 +14,9 @@ from .dialect import SqlDialect, equalities, session_params
 from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
+_SESSION_HOST = "SELECT host FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ? AND host IS NOT NULL"
+_NEWEST_CALL_HOST = ("SELECT host FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
+                     "AND host IS NOT NULL ORDER BY id DESC LIMIT 1")
 
 
 class HostCalls(SqlDialect):
@@ -83,10 +86,7 @@ class HostCalls(SqlDialect):
 
     def session_host(self, key: SessionKey) -> str | None:
         # What the session start said, else the newest call a hook recorded (a hook installed mid-session).
-        for query in ("SELECT host FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ? "
-                      "AND host IS NOT NULL",
-                      "SELECT host FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
-                      "AND host IS NOT NULL ORDER BY id DESC LIMIT 1"):
+        for query in (_SESSION_HOST, _NEWEST_CALL_HOST):
             rows = self._rows(query, session_params(key))
             if rows:
                 return str(rows[0][0])

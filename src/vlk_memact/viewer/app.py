@@ -29,9 +29,9 @@ from starlette.staticfiles import StaticFiles
 from ..config import mask_password
 from ..core import inputs
 from ..core.errors import InvalidInput, NotFound, VlkError
+from ..core.loops import error_excerpt
 from ..core.model import SessionKey, Slot
 from ..core.redact import redact
-from ..core.loops import error_excerpt
 from ..core.render import LOOP_KINDS, estimate_tokens
 from ..engine import Memory
 from . import readmodel
