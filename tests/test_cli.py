@@ -70,7 +70,8 @@ def test_the_demo_runs_a_scripted_session_end_to_end(tmp_path: Path) -> None:
     out = done.stdout
     assert "7 tools: vlk_time_travel" in out
     assert "[SYSTEM ANCHOR] Loop detected (fingerprint): the same error pattern appeared 3 times" in out
-    assert "intercepted a loop of 3 (fingerprint)" in out
+    assert "intercepted a loop of 3 (fingerprint: same error, details differ)" in out
+    assert "Without vlk-memact the three failures stay in the model's context: ~" in out  # the token lines
     assert "CONFLICTING FUTURE CONSTRAINTS DETECTED" in out
     assert "tokens saved" in out
     assert not list(tmp_path.iterdir())  # nothing written to the working directory

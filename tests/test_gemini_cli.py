@@ -143,7 +143,7 @@ def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(
     with ScriptedGemini() as api:
         w = gemini_workspace(tmp_path, api)
         assert w.vlk("install", "gemini").returncode == 0
-        assert w.vlk("install", "gemini").stdout.count("nothing to install") == 1  # idempotent
+        assert w.vlk("install", "gemini").stdout.count("already installed, nothing to change.") == 1  # idempotent
         cmd = "ls /nonexistent-vlk-e2e-dir"
         w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
         assert "vlk-memact:" in w.last[3].last_parts_text()

@@ -10,6 +10,7 @@ import pytest
 
 from vlk_memact.core.errors import InvalidInput
 from vlk_memact.hosts import gemini_install as gi
+from vlk_memact.hosts.install_files import file_line
 
 COMMAND = ["/opt/vlk env/bin/vlk-memact", "hook", "gemini"]
 
@@ -68,9 +69,11 @@ def test_install_adds_our_four_hooks_and_server_and_keeps_everything_else(settin
     assert after["hooks"]["AfterTool"][0] == THEIRS["hooks"]["AfterTool"][0]
     assert after["hooks"]["AfterAgent"] == THEIRS["hooks"]["AfterAgent"]
     assert after["mcpServers"]["github"] == THEIRS["mcpServers"]["github"]
-    # The previous file, byte for byte.
-    assert plan.backup == settings_file.with_name("settings.json.vlk-memact.bak")
+    # The previous file, byte for byte, in the user data directory (never beside the file, in the repository).
+    assert plan.backup is not None and plan.backup.parent.name == "gemini"
+    assert plan.backup.parent.parent.name == "backups" and settings_file.parent not in plan.backup.parents
     assert plan.backup.read_text(encoding="utf-8") == before
+    assert list(settings_file.parent.iterdir()) == [settings_file]
 
 
 def test_a_second_install_changes_nothing(settings_file: Path):
@@ -90,13 +93,13 @@ def test_uninstall_removes_exactly_what_install_added(settings_file: Path):
     assert not gi.uninstall(settings_file).changed  # and a second uninstall finds nothing
 
 
-def test_install_then_uninstall_on_a_missing_file_leaves_an_empty_settings_object(tmp_path: Path):
+def test_install_then_uninstall_on_a_missing_file_leaves_no_file_behind(tmp_path: Path):
     path = tmp_path / "home" / ".gemini" / "settings.json"
     plan = gi.install(path, command=COMMAND)
-    assert plan.changed and plan.backup is None  # nothing to back up
+    assert plan.changed and plan.backup is None and plan.created  # nothing to back up
     assert set(_load(path)) == {"hooks", "mcpServers"}
-    gi.uninstall(path)
-    assert _load(path) == {}
+    assert gi.uninstall(path).deleted
+    assert not path.exists() and not path.parent.exists()  # not `{}`, and the .gemini folder it made is gone
 
 
 def test_dry_run_shows_the_result_and_writes_nothing(settings_file: Path):
@@ -105,8 +108,9 @@ def test_dry_run_shows_the_result_and_writes_nothing(settings_file: Path):
     assert plan.changed and plan.backup is None
     assert _ours(json.loads(plan.text), "AfterTool")
     assert settings_file.read_text(encoding="utf-8") == before
-    assert not settings_file.with_name("settings.json.vlk-memact.bak").exists()
-    assert "would change" in gi.describe(plan, "install", dry_run=True)
+    assert list(settings_file.parent.iterdir()) == [settings_file]
+    assert file_line(gi.report_of(plan), "install", dry_run=True).startswith(f"{settings_file}: would add the "
+                                                                           "SessionStart, BeforeAgent")
 
 
 def test_an_older_entry_of_ours_is_replaced_not_duplicated(settings_file: Path):
@@ -172,7 +176,7 @@ def test_install_says_when_the_file_keeps_hooks_from_running_and_leaves_that_set
     path = tmp_path / "settings.json"
     path.write_text(json.dumps({"hooksConfig": {"enabled": False, "disabled": ["vlk-memact"]}}), encoding="utf-8")
     plan = gi.install(path, command=COMMAND)
-    report = gi.describe(plan, "install", dry_run=False)
-    assert "hooksConfig.enabled is false" in report and "hooksConfig.disabled lists 'vlk-memact'" in report
+    notes = gi.report_of(plan).notes
+    assert "hooksConfig.enabled is false" in notes[0] and "hooksConfig.disabled lists 'vlk-memact'" in notes[1]
     assert _load(path)["hooksConfig"] == {"enabled": False, "disabled": ["vlk-memact"]}
-    assert "hooksConfig.enabled is false" in gi.describe(gi.install(path, command=COMMAND), "install", False)
+    assert "hooksConfig.enabled is false" in gi.report_of(gi.install(path, command=COMMAND)).notes[0]

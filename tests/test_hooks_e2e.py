@@ -355,11 +355,12 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
         return done.stdout
 
     cli("install", "claude-code")  # (g) default scope: local
-    assert cli("install", "claude-code").startswith("Nothing to change")
+    assert cli("install", "claude-code").endswith("Nothing changed: vlk-memact was already installed for Claude Code.\n")
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == original["permissions"]
     assert original["hooks"]["PostToolUse"][0] in merged["hooks"]["PostToolUse"]
-    assert list(project.joinpath(".claude").glob("settings.local.json.bak-vlk-memact-*"))
+    assert sorted(project.joinpath(".claude").iterdir()) == [settings]  # the backup is in the user data directory
+    assert list((home / ".local" / "share" / "vlk-memact" / "backups" / "claude-code").glob("*settings.local.json"))
     with ScriptedModel([fail_call(0), ToolUse("Bash", {"command": "true"}), "ok"]) as model:
         run = run_claude("Go.", cwd=project, model=model, env=env_for(db), home=home)
     assert run.returncode == 0, run.describe()
@@ -430,3 +431,21 @@ def test_the_plugin_beside_settings_hooks_stays_silent_and_nothing_is_recorded_t
         assert len(memory.get_history(session_id=run.session_id).slots) == 1
     log = (home / ".local" / "share" / "vlk-memact" / "hooks.log").read_text()
     assert "installed twice" in log
+
+
+def test_installed_from_a_subfolder_the_hooks_go_to_the_git_root_and_run_from_anywhere_in_it(setup: dict) -> None:
+    """One rule for a project install (issue 36): the git root, whatever folder `install` runs in; Claude Code
+    finds them there when started in a subfolder too."""
+    home, db = setup["home"], setup["db"]
+    project = make_project(setup["root"], "app")
+    below = project / "src" / "pkg"
+    below.mkdir(parents=True)
+    done = subprocess.run([VLK, "install", "claude-code"], cwd=below, env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and f"{project}/.claude/settings.local.json: added the" in done.stdout, done.stderr
+    assert not (below / ".claude").exists()
+    with ScriptedModel([fail_call(0), "ok"]) as model:
+        run = run_claude("Go.", cwd=below, model=model, env=env_for(db), home=home)
+    assert run.returncode == 0, run.describe()
+    with Memory(f"sqlite:///{db}", project=str(project)) as memory:
+        assert len(memory.get_history(session_id=run.session_id).slots) == 1

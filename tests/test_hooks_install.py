@@ -4,6 +4,7 @@ the plugin exclusion, what `installations()` reports; and the plugin shipped at 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,13 @@ def where(tmp_path: Path) -> tuple[Path, Path]:
     project.mkdir()
     home.mkdir()
     return project, home
+
+
+def backups_of(path: Path) -> list[Path]:
+    """The backups install made of path: in the user data directory (tests/conftest.py gives it its own)."""
+    folder = Path(os.environ["XDG_DATA_HOME"]) / "vlk-memact" / "backups" / "claude-code"
+    flat = str(path.resolve()).strip(os.sep).replace(os.sep, "_")
+    return sorted(folder.glob(f"*-{flat}"))
 
 
 def read(path: Path) -> Any:
@@ -78,13 +86,14 @@ def test_install_merges_is_idempotent_keeps_a_backup_and_uninstall_restores_exac
     assert merged["model"] == "opus" and merged["hooks"]["Stop"] == original["hooks"]["Stop"]
     assert merged["hooks"]["PostToolUse"][0] == original["hooks"]["PostToolUse"][0]
     assert len(merged["hooks"]["PostToolUse"]) == 2
-    backups = sorted(settings.parent.glob("settings.local.json.bak-vlk-memact-*"))
+    backups = backups_of(settings)
     assert len(backups) == 1 and read(backups[0]) == original
+    assert sorted(settings.parent.iterdir()) == [settings]  # no backup beside the file, in the repository
     assert read(home / ".claude.json")["projects"][str(project)]["mcpServers"]["github"] == {"command": "gh-mcp"}
 
     assert install.plan_install("local", project, home) == []  # idempotent: nothing to change, no new backup
     install.apply(install.plan_install("local", project, home))
-    assert len(list(settings.parent.glob("settings.local.json.bak-vlk-memact-*"))) == 1
+    assert len(backups_of(settings)) == 1
 
     install.apply(install.plan_uninstall(install.SCOPES, project, home))
     assert read(settings) == original
@@ -181,12 +190,14 @@ def test_the_cli_dry_run_writes_nothing(where: tuple[Path, Path]) -> None:
                           env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    assert "settings.local.json" in done.stdout and "added the PreToolUse hook" in done.stdout
+    assert "settings.local.json: would add the SessionStart, UserPromptSubmit, PreToolUse" in done.stdout
+    assert done.stdout.endswith("Dry run: nothing was written.\n")
+    assert "is in no git repository" in done.stderr  # the project folder is no repository: said, not silent
     assert not (project / ".claude").exists() and not (home / ".claude.json").exists()
     refused = subprocess.run([sys.executable, "-m", "vlk_memact", "uninstall", "claude-code"], cwd=project,
                              env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
                              timeout=60)
-    assert refused.returncode == 0 and "nothing installed" in refused.stdout
+    assert refused.returncode == 0 and "Nothing changed: vlk-memact was not installed for Claude Code." in refused.stdout
 
 
 # ---- the plugin at the repository root ----

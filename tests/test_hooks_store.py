@@ -13,6 +13,19 @@ from vlk_memact import Memory
 from vlk_memact.core.model import NewHostCall, Retired, TemporalState
 
 
+def sqlite_at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A SQLite file as an older vlk-memact left it: the first `version` migrations applied (autocommit)."""
+    from vlk_memact.store import sqlite_schema
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    for number, step in enumerate(sqlite_schema.MIGRATIONS[:version]):
+        conn.execute("BEGIN")
+        step(conn)
+        conn.execute(f"PRAGMA user_version = {number + 1}")
+        conn.execute("COMMIT")
+    return conn
+
+
 def test_host_calls_are_unique_per_session_and_tool_use_id(memory: Memory) -> None:
     key, other = memory._key("s1"), memory._key("s2")  # noqa: SLF001
     with memory.store.write() as tx:
@@ -82,12 +95,7 @@ def test_a_sqlite_file_of_schema_4_is_upgraded_in_place(tmp_path: Path) -> None:
     from vlk_memact.store import sqlite_schema
 
     path = tmp_path / "old.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, step in enumerate(sqlite_schema.MIGRATIONS[:4]):
-        conn.execute("BEGIN")
-        step(conn)
-        conn.execute(f"PRAGMA user_version = {number + 1}")
-        conn.execute("COMMIT")
+    conn = sqlite_at_version(path, 4)
     conn.execute("INSERT INTO memory_contents (raw_log, content_hash) VALUES ('old error', 'h1')")
     for seq in (1, 2, 3):
         conn.execute("INSERT INTO agent_timeline (uid, content_id, session_id, sequence_order, temporal_state, origin) "
@@ -154,12 +162,7 @@ def test_host_calls_of_schema_5_read_after_the_upgrade_to_6(tmp_path: Path) -> N
     from vlk_memact.store import sqlite_schema
 
     path = tmp_path / "v5.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    for number, step in enumerate(sqlite_schema.MIGRATIONS[:5]):
-        conn.execute("BEGIN")
-        step(conn)
-        conn.execute(f"PRAGMA user_version = {number + 1}")
-        conn.execute("COMMIT")
+    conn = sqlite_at_version(path, 5)
     conn.execute("INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome) "
                  "VALUES ('local', 'default', 's', 'toolu_old', 'k', 'failure')")
     conn.close()
@@ -168,4 +171,4 @@ def test_host_calls_of_schema_5_read_after_the_upgrade_to_6(tmp_path: Path) -> N
         with memory.store.read() as tx:
             old = tx.host_call_by_use_id(key, "toolu_old")
         assert old is not None and (old.call_key, old.tool, old.target, old.summary) == ("k", None, None, None)
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == sqlite_schema.SCHEMA_VERSION == 8
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == sqlite_schema.SCHEMA_VERSION == 9

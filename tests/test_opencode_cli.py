@@ -114,7 +114,7 @@ def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_pa
         w = workspace(tmp_path, api, project)
         assert w.vlk("install", "opencode").returncode == 0
         again = w.vlk("install", "opencode")
-        assert again.returncode == 0 and "nothing to install" in again.stdout
+        assert again.returncode == 0 and "Nothing changed: vlk-memact was already installed for OpenCode." in again.stdout
         cmd = "ls /nonexistent-vlk-e2e-dir"
         w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
         assert "vlk-memact:" in w.last[3].since_last_call()

@@ -51,7 +51,7 @@ def test_three_exact_repeats_make_one_exact_loop_with_every_id() -> None:
     [group] = detect_loops([present(i, "error msg") for i in (1, 2, 3)], 3)
     assert group.slot_ids == (1, 2, 3)
     assert group.method == "exact"
-    assert group.anchor_text().startswith("[SYSTEM ANCHOR] Loop detected (exact): the same error pattern appeared 3 times.")
+    assert group.anchor_text().startswith("[SYSTEM ANCHOR] Loop detected (exact): the same error pattern appeared 3 times (identical logs).")
 
 
 def test_repeats_that_differ_only_in_noise_make_a_fingerprint_loop() -> None:

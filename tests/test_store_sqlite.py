@@ -167,9 +167,13 @@ def test_database_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert sqlite_target("sqlite::memory:") == ":memory:"
     assert sqlite_target("sqlite:vlk.db?mode=rwc") == f"file:{tmp_path}/vlk.db?mode=rwc"
+    (tmp_path / "a").mkdir()
     assert sqlite_target(f"sqlite:///{tmp_path}/a/b.db") == f"file:{tmp_path}/a/b.db?mode=rwc"
-    assert sqlite_target("sqlite:rel/c.db") == f"file:{tmp_path}/rel/c.db?mode=rwc"
-    assert (tmp_path / "a").is_dir()
+    # A folder the URL names that is not there is a mistyped URL more often than a wish: an error that says
+    # so, nothing created (the default location is created: the next test).
+    with pytest.raises(ConfigError, match=r"names a file in .*/rel, which does not exist; create the folder first"):
+        sqlite_target("sqlite:rel/c.db")
+    assert not (tmp_path / "rel").exists()
     with pytest.raises(ConfigError, match="mode"):
         sqlite_target("sqlite:x.db?mode=bogus")
     with pytest.raises(ConfigError, match="names no file"):
@@ -183,6 +187,7 @@ def test_the_default_database_lives_in_the_user_data_directory(tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     target = sqlite_target(None)
     assert target == f"file:{tmp_path}/data/vlk-memact/vlk.db?mode=rwc"
+    assert (tmp_path / "data" / "vlk-memact").is_dir()  # created, unlike a folder a URL names
 
 
 def test_a_read_only_url_can_read_but_not_write(db_path: Path) -> None:

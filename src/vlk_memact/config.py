@@ -43,7 +43,7 @@ class Settings:
     prune_every: int = 100  # VLK_PRUNE_EVERY: a session is pruned on every N-th record
     busy_timeout_ms: int = 5000  # VLK_BUSY_TIMEOUT_MS: SQLite wait for a lock before retrying
     lock_wait_ms: int = 30000  # VLK_LOCK_WAIT_MS: longest wait for another writer's lock, then a retryable error
-    log_level: str = "INFO"  # VLK_LOG_LEVEL
+    log_level: str | None = None  # VLK_LOG_LEVEL; None: INFO for the servers, WARNING for the other commands
     redact_secrets: bool = True  # VLK_REDACT_SECRETS: 0 turns secret redaction off (explicitly)
     auth_tokens: str | None = None  # VLK_AUTH_TOKENS: HTTP bearer tokens, "TOKEN=TENANT,TOKEN=TENANT"
     auth_tokens_file: str | None = None  # VLK_AUTH_TOKENS_FILE: a file of tokens (JSON object or TOKEN TENANT lines)
@@ -56,6 +56,11 @@ class Settings:
     hook_server_idle_seconds: int = 600  # VLK_HOOK_SERVER_IDLE_SECONDS: the warm server exits after this idle time
     host_session_id: str | None = None  # VLK_HOST_SESSION_ID, else CLAUDE_CODE_SESSION_ID: the stdio server's
     #                                     default session (the host's, so its hooks and the model share one)
+
+    def logging_level(self, server: bool) -> str:
+        """VLK_LOG_LEVEL when set; else INFO for a server (its start-up lines say where it serves from) and
+        WARNING for a one-shot command (a user reading its output needs no "store ready" line)."""
+        return self.log_level or ("INFO" if server else "WARNING")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -103,6 +108,14 @@ class Settings:
                     raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
                 values[f.name] = choice
         return cls(**values)  # type: ignore[arg-type]
+
+
+def data_dir() -> Path:
+    """vlk-memact's folder in the user's data directory (XDG_DATA_HOME honoured): the default database, the
+    hook log, the installers' backups."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("vlk-memact", appauthor=False))
 
 
 def detect_project(start: Path | None = None) -> str:

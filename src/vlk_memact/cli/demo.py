@@ -71,8 +71,9 @@ async def _scenario(database: Path) -> None:
         _say("Third failure: the next fetch intercepts the loop", context)
         _say(
             "Tokens",
-            f"keeping every failure in context: ~{baseline} tokens; this context: ~{data['tokens']} tokens "
-            f"(~{data['tokens_saved']} tokens of logs archived to PAST).",
+            f"Without vlk-memact the three failures stay in the model's context: ~{baseline} tokens of logs.\n"
+            f"With it, the loop's logs (~{data['tokens_saved']} tokens) moved to PAST, one anchor took their place,\n"
+            f"and the whole context above, headers included, is ~{data['tokens']} tokens.",
         )
 
         text, data = await _call(client, "vlk_record_state", raw_log=REFUSED, file_context="db/client.js",

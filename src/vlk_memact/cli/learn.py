@@ -30,12 +30,10 @@ def register(sub: Any) -> None:
         "learn", help="learn from the sessions your agents already wrote to disk (failures, loops, fixes)",
         description="Feed past sessions through the same hooks that record live sessions, at their own times: "
         "with no PATH, every host's own session store (~/.claude/projects, $CODEX_HOME/sessions, ~/.gemini/tmp, "
-        "OpenCode's database). Learning again adds only what is new.")
+        "OpenCode's database). Learning again adds only what is new. --project gives one project key for every "
+        "session read (default: the git root of each session's working directory, as the hooks use).")
     learn_cmd.add_argument("paths", nargs="*", metavar="PATH", help="a session file or a folder of them")
     learn_cmd.add_argument("--host", choices=HOSTS, help="only this host's sessions")
-    learn_cmd.add_argument("--project", dest="learn_project", metavar="KEY",
-                           help="one project key for every session read (default: the git root of each session's "
-                           "working directory, as the hooks use)")
     learn_cmd.add_argument("--since", metavar="DATE", help="only sessions started on or after DATE (YYYY-MM-DD)")
     learn_cmd.add_argument("--dry-run", action="store_true",
                            help="learn into a scratch in-memory database and report; nothing is written")
@@ -132,7 +130,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not Path(path).exists():
             raise InvalidInput(f"{path} does not exist; give a session file or a folder of them")
     options = Options(paths=tuple(Path(p).expanduser() for p in args.paths), host=args.host,
-                      project=args.learn_project or args.project, since=_since(args.since))
+                      project=getattr(args, "project", None), since=_since(args.since))
     progress = BarProgress()
     if not args.verbose:  # a line per loop archived is the engine's INFO: noise over thousands of past calls
         logging.getLogger("vlk_memact").setLevel(logging.WARNING)

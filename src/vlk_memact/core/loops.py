@@ -15,15 +15,15 @@ from functools import lru_cache
 from ..fingerprint import Fingerprint, group
 from .model import Slot
 from .quoting import neutralize, one_line
+from .render import ANCHOR_ORDER, LOOP_KINDS
 
 SIGNATURE_CHARS = 80
 MAX_KEYS = 32
 EVIDENCE_CHARS = 300
 
 ANCHOR_TEMPLATE = (
-    "[SYSTEM ANCHOR] Loop detected ({method}): the same error pattern appeared {count} times. "
-    'Last signature: "{signature}...". CURRENT STRATEGY EXHAUSTED. Mandatory: completely change '
-    "approach. Do not repeat the same action. Try another tool, another file, or consult the user."
+    "[SYSTEM ANCHOR] Loop detected ({method}): the same error pattern appeared {count} times ({kind}). "
+    'Last signature: "{signature}...". ' + ANCHOR_ORDER
 )
 
 _WHITESPACE = re.compile(r"\s+")
@@ -43,7 +43,8 @@ class LoopGroup:
     def anchor_text(self, count: int | None = None) -> str:
         """The prototype's anchor; count includes earlier occurrences an older anchor already absorbed."""
         total = len(self.slot_ids) if count is None else count
-        return ANCHOR_TEMPLATE.format(method=self.method, count=total, signature=self.signature)
+        return ANCHOR_TEMPLATE.format(method=self.method, count=total, kind=LOOP_KINDS[self.method],
+                                      signature=self.signature)
 
 
 _STRONG_ERROR = re.compile(
@@ -112,7 +113,8 @@ def _describe(group: list[Slot]) -> LoopGroup:
     newest = group[-1]
     texts = {(s.raw_log or "").strip() for s in group}
     exact = len(texts) == 1
-    key = (newest.raw_log or "") if exact else (newest.fingerprint or newest.raw_log or "")
+    # The error line of the log (not a host's leading "Exit code 1"), or the fingerprint the group shares.
+    key = error_excerpt(newest.raw_log or "", SIGNATURE_CHARS) if exact else (newest.fingerprint or newest.raw_log or "")
     return LoopGroup(
         slot_ids=tuple(s.id for s in group),
         method="exact" if exact else "fingerprint",

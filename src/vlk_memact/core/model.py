@@ -143,6 +143,7 @@ class NewHostCall:
     tool: str | None = None
     target: str | None = None
     summary: str | None = None
+    host: str | None = None  # the host whose hook saw the call (claude-code, gemini, ...): the session's host
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,6 +490,7 @@ class SessionOverview:
     archived_chars: int  # characters of the session's logs archived by a loop or time travel
     first_at: str
     last_at: str
+    host: str | None = None  # the host whose hooks wrote the session; None when none did (MCP tools, CLI)
 
 
 @dataclass(frozen=True)

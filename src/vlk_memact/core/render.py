@@ -49,6 +49,19 @@ OMISSION_LINE = (
 OMISSION_RESERVE = 60  # tokens kept free for OMISSION_LINE
 PIPELINE_LINE_CHARS = 400
 MIN_TRUNCATED_SLOT_TOKENS = 60  # below this, a slot that does not fit is left out rather than cut
+# The two kinds of loop, as every place that names one explains them: the same text each time, or the same
+# error in texts whose details differ (what fingerprint.group recognises: paths, ids, numbers, times).
+LOOP_KINDS = {"exact": "identical logs", "fingerprint": "same error, details differ"}
+ANCHOR_ORDER = ("CURRENT STRATEGY EXHAUSTED. Mandatory: completely change approach. Do not repeat the same action. "
+                "Try another tool, another file, or consult the user.")
+# What replaces the order once fix memory knows what fixed the error (constraint_lines adds the fix below it).
+KNOWN_FIX = "A fix for this error is known (Fixed by, below): apply it instead of changing approach or repeating the call."
+
+
+def with_known_fix(anchor: str) -> str:
+    """An anchor's text once its error has a known fix: the fix, not the order to change approach (which was
+    right while nothing worked, and wrong once something did)."""
+    return anchor.replace(ANCHOR_ORDER, KNOWN_FIX)
 
 
 def estimate_tokens(text: str | None) -> int:
@@ -87,7 +100,10 @@ def lesson_text(constraint: Slot) -> str:
 
 
 def constraint_lines(constraint: Slot, session_id: str | None = None, fix: str | None = None) -> str:
-    line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {lesson_text(constraint)}\n"
+    lesson = lesson_text(constraint)
+    if fix and constraint.origin == Origin.ANCHOR:
+        lesson = with_known_fix(lesson)  # the fix, not an order to change approach
+    line = f"[id:{constraint.id}] {constraint_tag(constraint.constraint_type)}: {lesson}\n"
     if constraint.evidence:
         line += f"    Evidence: {quoted_line(constraint.evidence, EVIDENCE_PREVIEW_CHARS)}\n"
     if fix:
@@ -148,7 +164,7 @@ def pipeline_line(loops: Sequence[LoopReport], merges: Sequence[MergeReport]) ->
     for loop in loops:
         ids = ", ".join(f"#{i}" for i in loop.archived_ids)
         parts.append(
-            f"intercepted a loop of {loop.occurrences} ({loop.method}): archived {ids} "
+            f"intercepted a loop of {loop.occurrences} ({loop.method}: {LOOP_KINDS.get(loop.method, '')}): archived {ids} "
             f"(~{loop.tokens_saved} tokens saved), anchor #{loop.anchor_id}"
         )
     for merge in merges:

@@ -118,11 +118,15 @@ def error_fixes(tx: Transaction, key: SessionKey, fingerprint_keys: Sequence[str
 
 
 def describe_fix(fix: Fix) -> str:
-    """A fix as a listing shows it: kind, where, the error it resolved, and what fixed it."""
+    """A fix as a listing shows it: kind, where, the error it resolved (its error lines, not a host's leading
+    `Exit code 1`), and what fixed it."""
+    # Imported here: the hooks' guard path imports this module, and never the fingerprints.
+    from ..core.loops import error_excerpt
+
     what = "passed on retry" if fix.kind == RETRY else f"fixed by: {fix_line(fix)}"
     demoted = f" [came back after it was applied {fix.demoted}x]" if fix.demoted else ""
     return (f"#{fix.id} {fix.created_at[:19]} session '{quoted_line(fix.session_id, 60)}': "
-            f"\"{quoted_line(fix.error, 120)}\" {what}{demoted}")
+            f"\"{quoted_line(error_excerpt(fix.error, 120), 120)}\" {what}{demoted}")
 
 
 def list_fixes(

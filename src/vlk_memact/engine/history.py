@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import inputs
-from ..core.model import HistoryResult, SearchResult, Slot, SlotView, SummaryResult, TemporalState
+from ..core.model import (
+    HistoryResult,
+    SearchResult,
+    SessionOverview,
+    Slot,
+    SlotView,
+    SummaryResult,
+    TemporalState,
+)
 from ..core.render import chars_tokens
 from .base import MemoryBase
 
@@ -37,6 +45,40 @@ class History(MemoryBase):
             slots = tx.search(key, text, n)
         kept = self._within_listing_size(slots)
         return SearchResult(key.session, text, n, [view(s) for s in kept], complete=len(kept) == len(slots))
+
+    def list_sessions(self, limit: Any = None, every_project: bool = False) -> list[SessionOverview]:
+        """The project's sessions (every project's with every_project), the most recently written to first,
+        with their counts and the host whose hooks wrote them."""
+        n = inputs.limit(limit, SEARCH_DEFAULT_LIMIT, self.settings.max_list_limit)
+        with self.store.read() as tx:
+            return tx.sessions(self.tenant, None if every_project else self.project, n)
+
+    def latest_session(self) -> SessionOverview | None:
+        """The project's most recently written-to session: what the command line reads when none is named."""
+        found = self.list_sessions(limit=1)
+        return found[0] if found else None
+
+    def search_sessions(self, query: Any, limit: Any = None, every_project: bool = False) -> SearchResult:
+        """search_memory over every session of the project (of every project with every_project), newest first."""
+        text = inputs.query(query)
+        n = inputs.limit(limit, SEARCH_DEFAULT_LIMIT, self.settings.max_list_limit)
+        with self.store.read() as tx:
+            slots = tx.search_tenant(self.tenant, None if every_project else self.project, text, n)
+        kept = self._within_listing_size(slots)
+        return SearchResult("*", text, n, [view(s) for s in kept], complete=len(kept) == len(slots))
+
+    def recent_history(self, limit: Any = None, every_project: bool = False) -> HistoryResult:
+        """get_history over every session of the project (of every project with every_project), newest first."""
+        n = inputs.limit(limit, HISTORY_DEFAULT_LIMIT, self.settings.max_list_limit)
+        with self.store.read() as tx:
+            slots = tx.recent(self.tenant, None if every_project else self.project, n)
+        kept = self._within_listing_size(slots)
+        return HistoryResult("*", n, [view(s) for s in kept], complete=len(kept) == len(slots))
+
+    def totals(self, every_project: bool = False) -> tuple[dict[str, int], int, int]:
+        """(slots per temporal state, sessions, projects) of the project, or of every project."""
+        with self.store.read() as tx:
+            return tx.totals(self.tenant, None if every_project else self.project)
 
     def _within_listing_size(self, slots: list[Slot]) -> list[Slot]:
         """The newest slots whose text fits VLK_MAX_LISTING_CHARS (at least one), so a listing stays well

@@ -12,6 +12,7 @@ hook process itself goes through warm.py (a long-lived server per installation a
 process answers alone).
 
 A new host: a module like claude_code.py (HOST, STORE_ONLY_EVENTS and handle(event, memory), which turns
-the host's events into capture.ToolCall and calls the core with the host's tool names), one line in
-commands.HANDLERS, and its installer.
+the host's events into capture.ToolCall, its host=HOST included, and calls the core with the host's tool
+names), one line in commands.HANDLERS, and its installer, over install_files.py (the project folder,
+backups, and the words every install reports in).
 """

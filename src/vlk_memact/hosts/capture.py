@@ -38,6 +38,7 @@ class ToolCall:
     shell_tools: Collection[str] = guard.SHELL_TOOLS
     read_tools: Collection[str] = guard.READ_TOOLS
     ignored_fields: Mapping[str, Collection[str]] = field(default_factory=lambda: guard.IGNORED_FIELDS)
+    host: str | None = None  # the adapter's HOST: stored with the call, so `vlk-memact sessions` names it
 
     @property
     def key(self) -> str:
@@ -72,7 +73,7 @@ class ToolCall:
     def host_call(self, outcome: str, changes_state: bool = False) -> NewHostCall:
         """The row a hook stores for this call: its identity, outcome, tool, target and summary."""
         return NewHostCall(self.tool_use_id, self.key, outcome, changes_state, self.tool_name, self.target,
-                           self.summary)
+                           self.summary, self.host)
 
 
 @dataclass(frozen=True)

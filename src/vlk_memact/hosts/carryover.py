@@ -74,10 +74,12 @@ def _ranked(memory: Memory, session_id: str) -> tuple[SessionKey, list[Slot], li
     return key, constraints, list(context.conflicts), present
 
 
-def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup | None = None) -> str | None:
+def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup | None = None,
+                  host: str | None = None) -> str | None:
     """The context a session starts (or restarts) with; None when there is nothing to carry.
 
-    fixes: what fixed an anchor's error, from fix memory (issue 21); its line is added to the fact."""
+    fixes: what fixed an anchor's error, from fix memory (issue 21); its line is added to the fact.
+    host: the host whose hook this is, kept with the session (`vlk-memact sessions`)."""
     key, constraints, conflicts, present = _ranked(memory, session_id)
     if source not in CONTINUED:
         # A fresh start: what earlier sessions of the project (and global lessons) established, as facts.
@@ -86,7 +88,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
         with memory.store.write() as tx:
             # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
             # and is not pushed by the next prompt.
-            tx.set_injected(key, _items(constraints, conflicts))
+            tx.set_injected(key, _items(constraints, conflicts), host)
         return text
     own = [c for c in constraints if c.session_id == key.session or not _quotes_a_refusal(c)]
     text, shown, _ = inject.context_text(
@@ -95,7 +97,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
     )
     with memory.store.write() as tx:
         # After a compaction or a resume, the model holds exactly what was injected now.
-        tx.set_injected(key, _items(shown, conflicts if text else []))
+        tx.set_injected(key, _items(shown, conflicts if text else []), host)
     return text
 
 

@@ -42,6 +42,7 @@ def tool_call(event: Mapping[str, Any]) -> capture.ToolCall:
         tool_name=_text(event, "tool_name") or "",
         tool_input=tool_input if tool_input is not None else {},
         tool_use_id=_text(event, "tool_use_id", required=False),
+        host=HOST,
     )
 
 
@@ -59,7 +60,8 @@ def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] |
     source = event.get("source")
     source = source if source in SESSION_SOURCES else "startup"
     session = _text(event, "session_id") or ""
-    return _context("SessionStart", carryover.session_start(memory, session, source, fixes.lesson_lookup(memory, session)))
+    lookup = fixes.lesson_lookup(memory, session)
+    return _context("SessionStart", carryover.session_start(memory, session, source, lookup, host=HOST))
 
 
 def _prompt(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:

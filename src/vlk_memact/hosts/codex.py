@@ -66,7 +66,7 @@ def tool_call(event: Mapping[str, Any]) -> capture.ToolCall:
     return capture.ToolCall(
         session_id=base.session_id, cwd=base.cwd, tool_name=base.tool_name, tool_input=base.tool_input,
         tool_use_id=base.tool_use_id, edit_tools=EDIT_TOOLS, shell_tools=SHELL_TOOLS, read_tools=READ_TOOLS,
-        ignored_fields=IGNORED_FIELDS,
+        ignored_fields=IGNORED_FIELDS, host=HOST,
     )
 
 
@@ -127,7 +127,7 @@ def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] |
     source = event.get("source")
     source = source if source in SESSION_SOURCES else "startup"
     session_id = tool_session(event)
-    return _context("SessionStart", carryover.session_start(memory, session_id, source))
+    return _context("SessionStart", carryover.session_start(memory, session_id, source, host=HOST))
 
 
 def tool_session(event: Mapping[str, Any]) -> str:

@@ -4,8 +4,8 @@ Codex reads user hooks from `$CODEX_HOME/hooks.json` (default `~/.codex/hooks.js
 `{"hooks": {Event: [{"matcher": ..., "hooks": [{"type": "command", "command": ..., "timeout": s}]}]}}`
 (any other top-level key makes Codex reject the whole file). Install merges four entries
 (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, each running `vlk-memact hook codex`),
-keeps everything else, is idempotent, and copies the file to `hooks.json.vlk-memact.bak` before
-changing it; uninstall removes exactly our entries.
+keeps everything else, is idempotent, and backs the file up in the user data directory before changing
+it (install_files); uninstall removes exactly our entries (and the file, when nothing else is left in it).
 
 Trust. Codex runs a user hook only once it is trusted (a `trusted_hash` per hook under `[hooks.state]`
 in `$CODEX_HOME/config.toml`, written when you approve it in `codex` → `/hooks`), and skips the others
@@ -30,14 +30,14 @@ from typing import Any
 
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
-from .install import executable, home_dir, load_json_object, remove_handlers, replace_with_backup
+from .install import executable, home_dir, load_json_object, remove_handlers
+from .install_files import FileReport, command_check, hook_items, print_reports, replace_file, write_json
 
 HOST = "codex"
 # Event -> matcher (None: the event has none). Every tool: any call can fail, be guarded or resolve.
 EVENTS: dict[str, str | None] = {"SessionStart": None, "UserPromptSubmit": None, "PreToolUse": "*",
                                  "PostToolUse": "*"}
 TIMEOUT_SECONDS = 10  # Codex kills a hook after this; the hook's own deadline (VLK_HOOK_DEADLINE_MS) is far below
-BACKUP_SUFFIX = ".vlk-memact.bak"
 HOOK_ARGS = ("hook", HOST)
 LIST_TIMEOUT_SECONDS = 20.0
 
@@ -77,8 +77,8 @@ def _load(path: Path) -> dict[str, Any]:
     return load_json_object(path, "Fix it, then run this again.")
 
 
-def _write(path: Path, data: Mapping[str, Any], existed: bool) -> Path | None:
-    return replace_with_backup(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", existed, BACKUP_SUFFIX)
+def _write(path: Path, data: Mapping[str, Any]) -> Path | None:
+    return write_json(path, dict(data), HOST)[0]
 
 
 @dataclass
@@ -88,6 +88,15 @@ class Plan:
     events: list[str] = field(default_factory=list)
     backup: Path | None = None
     notes: list[str] = field(default_factory=list)
+    created: bool = False  # install made the file
+    deleted: bool = False  # uninstall removed it: nothing but ours was in it
+
+    def report(self, verb: str) -> FileReport:
+        """This plan in the words every host's install reports."""
+        items = hook_items(self.events) if self.changed else []
+        return FileReport(self.path, added=items if verb == "install" else [],
+                          removed=items if verb == "uninstall" else [], backup=self.backup, created=self.created,
+                          deleted=self.deleted, notes=list(self.notes))
 
 
 def install(path: Path, *, dry_run: bool = False, command: str | None = None) -> Plan:
@@ -120,8 +129,8 @@ def install(path: Path, *, dry_run: bool = False, command: str | None = None) ->
         notes.append(f"{path} has top-level keys besides 'hooks' ({', '.join(foreign)}): Codex rejects such a "
                      "file and runs none of its hooks; move them out.")
     if not changed or dry_run:
-        return Plan(path, bool(changed), changed, notes=notes)
-    return Plan(path, True, changed, _write(path, data, existed), notes)
+        return Plan(path, bool(changed), changed, notes=notes, created=not existed)
+    return Plan(path, True, changed, _write(path, data), notes, created=not existed)
 
 
 def _snake(event: str) -> str:
@@ -151,13 +160,14 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
         return Plan(path, False)
     keys = trust_keys(path, data)
     removed = list(dict.fromkeys(remove_handlers(hooks, is_ours)))
+    alone = data == {"hooks": {}}
     if not removed or dry_run:
-        return Plan(path, bool(removed), removed)
+        return Plan(path, bool(removed), removed, deleted=bool(removed) and alone)
     untrust(path.parent / "config.toml", keys)
-    if data == {"hooks": {}}:
+    if alone:
         path.unlink()
-        return Plan(path, True, removed, notes=[f"{path} held only vlk-memact's hooks: removed"])
-    return Plan(path, True, removed, _write(path, data, existed=True))
+        return Plan(path, True, removed, deleted=True)
+    return Plan(path, True, removed, _write(path, data))
 
 
 # ---- trust, as Codex itself reports it -------------------------------------------------------------
@@ -257,12 +267,7 @@ def trust(config: Path, hashes: Mapping[str, str]) -> bool:
         text = text[:start] + body + text[end:]
     if text == original:
         return False
-    config.parent.mkdir(parents=True, exist_ok=True)
-    if config.exists():
-        shutil.copy2(config, config.with_name(config.name + BACKUP_SUFFIX))
-    temporary = config.with_name(f".{config.name}.vlk-memact-tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, config)
+    replace_file(config, text, HOST)
     return True
 
 
@@ -278,26 +283,25 @@ def untrust(config: Path, keys: list[str]) -> bool:
     if text == original:
         return False
     text = text.strip("\n") + "\n" if text.strip() else ""
-    shutil.copy2(config, config.with_name(config.name + BACKUP_SUFFIX))
-    temporary = config.with_name(f".{config.name}.vlk-memact-tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, config)
+    replace_file(config, text, HOST)
     return True
 
 
-def trust_ours(cwd: Path, home: Path | None = None) -> str:
-    """Trust our installed hooks with the hashes Codex reports; what was done, in one line."""
+def trust_ours(cwd: Path, home: Path | None = None) -> FileReport:
+    """Trust our installed hooks with the hashes Codex reports; what was done to config.toml."""
     codex = codex_binary()
     if codex is None:
-        raise InvalidInput("--trust needs the `codex` command on PATH (or VLK_CODEX_BIN): the hashes are Codex's own")
+        raise InvalidInput(MISSING_CODEX)
     ours = _ours_listed(listed_hooks(codex, cwd, home))
     if not ours:
         raise InvalidInput("Codex does not list the vlk-memact hooks; run `vlk-memact install codex` first")
     hashes = {str(h["key"]): str(h["currentHash"]) for h in ours if h.get("key") and h.get("currentHash")}
     config = codex_home(home) / "config.toml"
-    changed = trust(config, hashes)
-    return (f"{config}: trusted {len(hashes)} vlk-memact hooks." if changed
-            else f"{config}: the {len(hashes)} vlk-memact hooks were already trusted.")
+    existed = config.exists()
+    if not trust(config, hashes):
+        return FileReport(config, notes=[f"the {len(hashes)} vlk-memact hooks were already trusted"])
+    return FileReport(config, added=[f"the trust of the {len(hashes)} vlk-memact hooks (Codex's own hashes)"],
+                      created=not existed)
 
 
 TRUST_HELP = ("Codex runs only hooks you trust, and skips the others silently. Trust these four: start `codex` "
@@ -306,33 +310,33 @@ TRUST_HELP = ("Codex runs only hooks you trust, and skips the others silently. T
               "`vlk-memact doctor` says which hooks Codex would skip.")
 
 
+MISSING_CODEX = ("the `codex` command is not on PATH (nor VLK_CODEX_BIN): --trust asks Codex for its own hashes of "
+                 "the hooks, so it needs Codex installed. Install Codex CLI first, or leave out --trust and approve the "
+                 "hooks in `codex` → /hooks later. Nothing was written.")
+
+
 def run_command(args: Any) -> int:
     """`vlk-memact install|uninstall codex [--trust] [--dry-run]`."""
     if args.scope not in (None, "user"):
         raise InvalidInput(f"vlk-memact installs Codex hooks for the user ($CODEX_HOME/hooks.json), not {args.scope!r}")
     path = hooks_path()
-    if args.command == "install":
-        plan = install(path, dry_run=args.dry_run)
-        if plan.changed:
-            print(f"{path}: {'would add' if args.dry_run else 'added'} the {', '.join(plan.events)} hooks.")
-        else:
-            print(f"{path}: nothing to install (already in place).")
-        if plan.backup:
-            print(f"Backup of the previous file: {plan.backup}")
-        for note in plan.notes:
-            print(f"Note: {note}")
-        if getattr(args, "trust", False) and not args.dry_run:
-            print(trust_ours(Path.cwd()))
-        else:
-            print(TRUST_HELP)
+    if args.command == "uninstall":
+        plan = uninstall(path, dry_run=args.dry_run)
+        print_reports(HOST, "uninstall", [plan.report("uninstall")] if plan.changed else [], args.dry_run)
         return 0
-    plan = uninstall(path, dry_run=args.dry_run)
-    if plan.changed:
-        print(f"{path}: {'would remove' if args.dry_run else 'removed'} the {', '.join(plan.events)} hooks.")
-        for note in plan.notes:
-            print(f"Note: {note}")
+    trusting = getattr(args, "trust", False)
+    if trusting and codex_binary() is None:
+        raise InvalidInput(MISSING_CODEX)  # said before anything is written, in a dry run too
+    plan = install(path, dry_run=args.dry_run)
+    reports = [plan.report("install")]
+    if trusting and not args.dry_run:
+        reports.append(trust_ours(Path.cwd()))
+    elif trusting:
+        reports.append(FileReport(codex_home() / "config.toml",
+                                  added=["the trust of the vlk-memact hooks (Codex's own hashes)"]))
     else:
-        print(f"{path}: nothing to uninstall (absent).")
+        reports[0].notes.append(TRUST_HELP)
+    print_reports(HOST, "install", reports, args.dry_run)
     return 0
 
 
@@ -363,14 +367,7 @@ def checks(home: Path | None = None, cwd: Path | None = None) -> list[Check]:
     data = _load(path)
     commands = {h.get("command") for groups in data["hooks"].values() if isinstance(groups, list)
                 for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if is_ours(h)}
-    for command in sorted(str(c) for c in commands):
-        program = shlex.split(command)[0]
-        if os.access(program, os.X_OK):
-            out.append(passed("hosts", "codex hook command", f"{command} exists ({path})"))
-        else:
-            out.append(failed("hosts", "codex hook command", f"{program} does not exist or is not executable "
-                              f"({path})", "run `vlk-memact install codex` again from the environment vlk-memact "
-                              "is installed in, or `vlk-memact uninstall codex`"))
+    out += [command_check(HOST, command, path) for command in sorted(str(c) for c in commands)]
     out.append(_trust_check(cwd or Path.cwd(), home))
     return out
 

@@ -29,12 +29,24 @@ def register(sub: Any) -> None:
     """Add the three subcommands to the vlk-memact parser."""
     import argparse
 
-    hook = sub.add_parser("hook", help="answer one host hook event read from stdin (what `install` sets up)")
-    hook.add_argument("host", choices=HOSTS)
+    hook = sub.add_parser(
+        "hook", help="answer one host hook event read from stdin (what `install` sets up)",
+        description="Answer one hook event of HOST: read its JSON from stdin, print the answer for the host on "
+        "stdout (or nothing). The host runs this on every tool call once `vlk-memact install HOST` has set it up; "
+        "you do not run it yourself. It always exits 0, and says what went wrong (if anything) on stderr and in "
+        "hooks.log in the user data directory. Its settings come from the environment (DATABASE_URL, VLK_*).",
+        global_options=False)
+    hook.add_argument("host", choices=HOSTS, help="the host whose event this is")
     hook.add_argument("--from-plugin", action="store_true", help=argparse.SUPPRESS)
 
-    install = sub.add_parser("install", help="install the hooks and the MCP server entry into a host's settings")
-    install.add_argument("host", choices=HOSTS)
+    install = sub.add_parser(
+        "install", help="install the hooks and the MCP server entry into a host's settings",
+        epilog="A project install (--scope project, Claude Code's local, OpenCode's default) writes into the root of "
+        "the git repository of the working directory; outside any repository into the working directory, with a "
+        "warning; never into your home folder. A file that exists is backed up first into backups/HOST/ in the "
+        "user data directory (beside the default database), under a name no later backup takes. Run again, it "
+        "changes nothing; `vlk-memact uninstall HOST` removes what it wrote, and a file it created.")
+    install.add_argument("host", choices=HOSTS, help="the agent host to install into")
     install.add_argument("--scope", choices=["local", "project", "user"],
                          help="local: .claude/settings.local.json (default); project: .claude/settings.json and "
                          ".mcp.json; user: ~/.claude/settings.json. Gemini CLI: user (default, "
@@ -47,7 +59,7 @@ def register(sub: Any) -> None:
                          help="Codex: also trust the installed hooks (Codex's own hashes, from `codex app-server`)")
 
     uninstall = sub.add_parser("uninstall", help="remove exactly what install added")
-    uninstall.add_argument("host", choices=HOSTS)
+    uninstall.add_argument("host", choices=HOSTS, help="the agent host to remove vlk-memact from")
     uninstall.add_argument("--scope", choices=["local", "project", "user"], help="only this scope (default: all)")
     uninstall.add_argument("--dry-run", action="store_true", help="print what would change, write nothing")
 
@@ -56,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
+    from . import install_files
+
+    if args.command == "install" and not getattr(args, "trust", False):  # --trust says it itself, as an error
+        note = install_files.missing_program(args.host)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     status = _install_or_uninstall(args)
     if args.command == "install" and status == 0:
         print_learn_note(args.host)
@@ -81,25 +99,40 @@ def _install_or_uninstall(args: argparse.Namespace) -> int:
         from importlib import import_module
 
         return int(import_module(INSTALLERS[args.host]).run_command(args))
+    return _claude_code(args)
+
+
+def _claude_code(args: argparse.Namespace) -> int:
+    """install|uninstall claude-code: plan every file's change, then write them (or, in a dry run, say them)."""
     from pathlib import Path
 
-    from . import install
+    from ..core.errors import InvalidInput
+    from . import install, install_files
 
-    if args.command == "install" and args.scope is None:
-        args.scope = install.DEFAULT_SCOPE
-    project_dir, home = Path.cwd().resolve(), install.home_dir()
+    home = install.home_dir()
+    scopes = (args.scope or install.DEFAULT_SCOPE,) if args.command == "install" else (
+        (args.scope,) if args.scope else install.SCOPES)
+    project_dir = Path.cwd().resolve()
+    if any(s != "user" for s in scopes):
+        try:
+            project_dir = install_files.project_folder(home=home, quiet=args.command == "uninstall")
+        except InvalidInput:
+            if args.command == "install" or args.scope:
+                raise
+            scopes = ("user",)  # uninstall from the home folder: the user's files alone
     if args.command == "install":
-        changes = install.plan_install(args.scope, project_dir, home, with_server=not args.no_mcp)
+        changes = install.plan_install(scopes[0], project_dir, home, with_server=not args.no_mcp)
+        looked_at = [install.settings_path(scopes[0], project_dir, home), install.mcp_path(scopes[0], project_dir, home)]
     else:
-        scopes = (args.scope,) if args.scope else install.SCOPES
         changes = install.plan_uninstall(scopes, project_dir, home)
-    if not changes:
-        print("Nothing to change: " + ("already installed." if args.command == "install" else "nothing installed."))
-        return 0
-    lines = install.describe(changes) if args.dry_run else install.apply(changes)
-    print("\n".join(lines))
+        looked_at = [install.settings_path(s, project_dir, home) for s in scopes]
     if args.dry_run:
-        print("(dry run: nothing was written)", file=sys.stderr)
+        reports = [install.report_of(c, dry_run=True) for c in changes]
+    else:
+        reports = install.apply(changes, roots=(project_dir, home))
+    if not reports:
+        reports = [install_files.FileReport(p) for p in dict.fromkeys(looked_at) if p.exists()]
+    install_files.print_reports(install.HOST, args.command, reports, args.dry_run)
     return 0
 
 
@@ -108,11 +141,11 @@ def plugin_doubled(event: dict[str, Any]) -> str | None:
     run both, and every failure would be recorded twice)."""
     from pathlib import Path
 
-    from . import install
+    from . import install, install_files
 
     cwd = event.get("cwd")
-    here = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    if install.hook_installations(here.resolve(), install.home_dir()):
+    here = (Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()).resolve()
+    if install.hook_installations(install_files.git_root(here) or here, install.home_dir()):
         return ("vlk-memact is installed twice (the plugin and settings hooks); the plugin's copy did nothing. "
                 "Keep one: `vlk-memact uninstall claude-code`, or remove the plugin.")
     return None

@@ -67,6 +67,7 @@ def tool_call(event: ge.Event) -> capture.ToolCall:
         shell_tools=ge.SHELL_TOOLS,
         read_tools=ge.READ_TOOLS,
         ignored_fields=ge.IGNORED_FIELDS,
+        host=HOST,
     )
 
 
@@ -76,7 +77,7 @@ def _context(event_name: str, text: str | None) -> dict[str, Any] | None:
 
 def _session_start(event: ge.Event, memory: Memory) -> dict[str, Any] | None:
     text = carryover.session_start(memory, event.session_id, event.source or "startup",
-                                   fixes.lesson_lookup(memory, event.session_id))
+                                   fixes.lesson_lookup(memory, event.session_id), host=HOST)
     return _context("SessionStart", text)
 
 

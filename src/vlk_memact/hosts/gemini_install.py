@@ -1,13 +1,14 @@
 """`vlk-memact install gemini` / `uninstall gemini`: our entries in Gemini CLI's settings.json, nothing else.
 
 Gemini CLI reads hooks and MCP servers from `~/.gemini/settings.json` (user) and
-`<project>/.gemini/settings.json` (project; its hooks run only in a trusted folder). Install merges
+`<git root>/.gemini/settings.json` (project; its hooks run only in a trusted folder). Install merges
 four hook entries (SessionStart, BeforeAgent, BeforeTool, AfterTool; each a command with an explicit
 timeout in milliseconds, the unit Gemini CLI uses) and a `vlk-memact` MCP server into the file,
-keeps every other key as it was, is idempotent, and copies the file to `settings.json.vlk-memact.bak`
-before changing it. Our hook entries carry `"name": "vlk-memact"`: that is how uninstall finds exactly
-them (and how Gemini CLI runs one copy when both files hold them: it deduplicates by name and command).
-The MCP server entry is removed only if it is still the one install wrote.
+keeps every other key as it was, is idempotent, and backs the file up in the user data directory
+before changing it (install_files). Our hook entries carry `"name": "vlk-memact"`: that is how uninstall
+finds exactly them (and how Gemini CLI runs one copy when both files hold them: it deduplicates by name and
+command). The MCP server entry is removed only if it is still the one install wrote; a file left empty is
+removed. `checks()` serves `vlk-memact doctor`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
-from .install import executable, load_json_object, remove_handlers, replace_with_backup
+from .install import executable, home_dir, load_json_object, remove_handlers
+from .install_files import (
+    SERVER_ITEM,
+    FileReport,
+    command_check,
+    hook_items,
+    print_reports,
+    project_folder,
+    write_json,
+)
 
 HOOK_NAME = "vlk-memact"
 SERVER_NAME = "vlk-memact"
@@ -29,8 +40,8 @@ EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool")
 # Gemini CLI's timeouts are milliseconds (default 60000). Ours is well above the hook's own deadline
 # (VLK_HOOK_DEADLINE_MS) so the CLI never has to kill it, and well below the CLI's default.
 TIMEOUT_MS = 10_000
+HOST = "gemini"
 SCOPES = ("user", "project")
-BACKUP_SUFFIX = ".vlk-memact.bak"
 
 
 @dataclass
@@ -44,19 +55,18 @@ class Plan:
     backup: Path | None = None
     text: str = ""  # the file's new content
     notes: list[str] = field(default_factory=list)  # settings in the file that keep the hooks from running
+    created: bool = False  # install made the file
+    deleted: bool = False  # uninstall removed the file: nothing but ours was in it
 
 
-def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None) -> Path:
-    """The settings.json a scope writes: the user's, or the project's (git root of cwd, else cwd)."""
+def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None, quiet: bool = True) -> Path:
+    """The settings.json a scope writes: the user's, or the project's (install_files.project_folder: the git
+    root of cwd; quiet=False warns outside a repository)."""
     if scope not in SCOPES:
         raise InvalidInput(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     if scope == "user":
-        return (home or Path.home()) / ".gemini" / "settings.json"
-    start = (cwd or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder / ".gemini" / "settings.json"
-    return start / ".gemini" / "settings.json"
+        return (home or home_dir()) / ".gemini" / "settings.json"
+    return project_folder(cwd, home, quiet=quiet) / ".gemini" / "settings.json"
 
 
 def hook_command() -> list[str]:
@@ -126,9 +136,10 @@ def _is_our_server(entry: Mapping[str, Any]) -> bool:
     return Path(str(entry.get("command", ""))).name == "vlk-memact" or args[:2] == ["-m", "vlk_memact"]
 
 
-def _write(path: Path, data: Mapping[str, Any], existed: bool) -> tuple[str, Path | None]:
-    text = _dumps(data)
-    return text, replace_with_backup(path, text, existed, BACKUP_SUFFIX)
+def _write(path: Path, data: Mapping[str, Any]) -> tuple[str, Path | None]:
+    """Write the file (a backup first); a file left empty is removed, with the .gemini folder if left empty."""
+    backup, _ = write_json(path, dict(data), HOST, stop=path.parent.parent)
+    return _dumps(data), backup
 
 
 def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None = None,
@@ -173,9 +184,9 @@ def install(path: Path, *, dry_run: bool = False, env: Mapping[str, str] | None 
     if not added:
         return Plan(path, changed=False, text=_dumps(data), notes=notes)
     if dry_run:
-        return Plan(path, changed=True, added=added, text=_dumps(data), notes=notes)
-    text, backup = _write(path, data, existed)
-    return Plan(path, changed=True, added=added, backup=backup, text=text, notes=notes)
+        return Plan(path, changed=True, added=added, text=_dumps(data), notes=notes, created=not existed)
+    text, backup = _write(path, data)
+    return Plan(path, changed=True, added=added, backup=backup, text=text, notes=notes, created=not existed)
 
 
 def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
@@ -200,25 +211,19 @@ def uninstall(path: Path, *, dry_run: bool = False) -> Plan:
         return Plan(path, changed=False)
     removed = list(dict.fromkeys(removed))
     if dry_run:
-        return Plan(path, changed=True, removed=removed, text=_dumps(data))
-    text, backup = _write(path, data, existed=True)
-    return Plan(path, changed=True, removed=removed, backup=backup, text=text)
+        return Plan(path, changed=True, removed=removed, text=_dumps(data), deleted=not data)
+    text, backup = _write(path, data)
+    return Plan(path, changed=True, removed=removed, backup=backup, text=text, deleted=not data)
 
 
-def describe(plan: Plan, verb: str, dry_run: bool) -> str:
-    """One short report for the terminal."""
-    if not plan.changed:
-        done = f"{plan.path}: nothing to {verb} (already {'in place' if verb == 'install' else 'absent'})."
-        return "\n".join([done, *(f"Note: {n}" for n in plan.notes)])
-    items = plan.added or plan.removed
-    lead = "would change" if dry_run else "changed"
-    lines = [f"{plan.path}: {lead}: {', '.join(items)}."]
-    if plan.backup:
-        lines.append(f"Backup of the previous file: {plan.backup}")
-    lines.extend(f"Note: {n}" for n in plan.notes)
-    if dry_run:
-        lines.append(plan.text.rstrip("\n"))
-    return "\n".join(lines)
+def report_of(plan: Plan) -> FileReport:
+    """The plan in the words every host's install reports."""
+    def items(keys: list[str]) -> list[str]:
+        hooks = [k.removeprefix("hooks.") for k in keys if k.startswith("hooks.")]
+        return hook_items(hooks) + [SERVER_ITEM for k in keys if k.startswith("mcpServers.")]
+
+    return FileReport(plan.path, added=items(plan.added), removed=items(plan.removed), backup=plan.backup,
+                      created=plan.created, deleted=plan.deleted, notes=list(plan.notes))
 
 
 def run_command(args: Any) -> int:
@@ -231,16 +236,71 @@ def run_command(args: Any) -> int:
         # environment): the database this install uses is written into both entries, so they share it.
         url = getattr(args, "database_url", None) or os.environ.get("DATABASE_URL")
         env = {"DATABASE_URL": url} if url else {}
-        plan = install(settings_path(args.scope or "user"), dry_run=args.dry_run, env=env,
+        scope = args.scope or "user"
+        plan = install(settings_path(scope, quiet=False), dry_run=args.dry_run, env=env,
                        with_server=not getattr(args, "no_mcp", False))
-        print(describe(plan, verb, args.dry_run))
         if plan.changed and url:
-            print("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not pass "
-                  "it to MCP servers); run install again after changing it.")
-        if plan.changed and not args.dry_run and (args.scope or "user") == "project":
-            print("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
-                  "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
+            plan.notes.append("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not "
+                              "pass it to MCP servers); run install again after changing it.")
+        if plan.changed and scope == "project":
+            plan.notes.append("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
+                              "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
+        print_reports(HOST, verb, [report_of(plan)], args.dry_run)
         return 0
+    reports = []
     for scope in (args.scope,) if args.scope else SCOPES:
-        print(describe(uninstall(settings_path(scope), dry_run=args.dry_run), verb, args.dry_run))
+        try:
+            path = settings_path(scope)
+        except InvalidInput:
+            if args.scope:
+                raise
+            continue  # the home folder is no project: its user file is the user scope's
+        plan = uninstall(path, dry_run=args.dry_run)
+        if plan.changed or path.exists():
+            reports.append(report_of(plan))
+    print_reports(HOST, verb, reports, args.dry_run)
     return 0
+
+
+def installed(path: Path) -> tuple[list[str], list[str], bool]:
+    """(the events our hooks cover, the commands they run, whether our MCP server entry is there) in one file;
+    an unreadable file holds none."""
+    try:
+        data = _load(path)
+    except (InvalidInput, OSError):
+        return [], [], False
+    hooks = data.get("hooks")
+    ours = [(event, str(h.get("command", ""))) for event, groups in (hooks.items() if isinstance(hooks, dict) else [])
+            if isinstance(groups, list) for g in groups if isinstance(g, dict)
+            for h in g.get("hooks", []) if _is_ours(h)]
+    servers = data.get("mcpServers")
+    server = isinstance(servers, dict) and isinstance(servers.get(SERVER_NAME), dict) and \
+        _is_our_server(servers[SERVER_NAME])
+    return [e for e, _ in ours], sorted({c for _, c in ours}), bool(server)
+
+
+def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:
+    """doctor: in each settings file holding our entries, every hook is there, runs a vlk-memact that exists, and
+    nothing in the file keeps Gemini CLI from running it."""
+    out: list[Check] = []
+    for scope in SCOPES:
+        try:
+            path = settings_path(scope, cwd, home)
+        except InvalidInput:
+            continue  # the home folder: its file is the user scope's
+        events, commands, server = installed(path)
+        if not events and not server:
+            continue
+        missing = [e for e in EVENTS if e not in events]
+        if missing:
+            out.append(failed("hosts", "gemini hooks", f"{path} lacks the {', '.join(missing)} hooks",
+                              "run `vlk-memact install gemini" + (" --scope project`" if scope == "project" else "`")
+                              + " again"))
+        out += [command_check(HOST, command, path) for command in commands]
+        for note in _notes(_load(path)):
+            out.append(failed("hosts", "gemini hooks enabled", f"{path}: {note}", "change that setting in the file"))
+        if not missing and server:
+            out.append(passed("hosts", "gemini", f"hooks and MCP server in {path} ({scope} scope)"))
+        elif not missing:
+            out.append(passed("hosts", "gemini", f"hooks in {path} ({scope} scope; no MCP server entry)"))
+    return out or [passed("hosts", "gemini", "no hooks installed (optional: `vlk-memact install gemini`)")]

@@ -1,9 +1,10 @@
 """`vlk-memact install|uninstall claude-code`: hook entries and the MCP server entry in Claude Code's files.
 
 Merging, never replacing: other hooks, servers and settings stay as they are; installing twice changes
-nothing; every file changed is first copied to `<file>.bak-vlk-memact-<time>`; uninstall removes exactly
-the entries install writes (hook handlers running `vlk-memact hook claude-code`, and the MCP entry
-carrying the VLK_INSTALLED_BY marker), nothing else. Where the files are (Claude Code's scopes):
+nothing; every file changed is first copied to the user data directory (install_files.backup); uninstall
+removes exactly the entries install writes (hook handlers running `vlk-memact hook claude-code`, and the MCP
+entry carrying the VLK_INSTALLED_BY marker), nothing else, and a file it leaves empty. Where the files are
+(Claude Code's scopes; <dir> is the git root of the working directory, install_files.project_folder):
 
     scope    hooks                          MCP server
     user     ~/.claude/settings.json        ~/.claude.json  mcpServers
@@ -21,13 +22,13 @@ import json
 import os
 import shutil
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InvalidInput
+from .install_files import FileReport, hook_items, write_json
 
 HOST = "claude-code"
 SCOPES = ("local", "project", "user")
@@ -47,30 +48,6 @@ HOOK_EVENTS: dict[str, str | None] = {
     "PostToolUseFailure": "*",
 }
 HOOK_ARGS = ["hook", HOST]
-
-
-def replace_with_backup(path: Path, text: str, existed: bool, backup_suffix: str) -> Path | None:
-    """Write text to a host's settings file through a temporary file and a rename (a crash leaves the old file
-    or the new one, never half of one), keeping its mode and a copy of the old file; returns that copy."""
-    import shutil
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if existed:
-        backup = path.with_name(path.name + backup_suffix)
-        shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        if existed:
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return backup
 
 
 def load_json_object(path: Path, not_json_hint: str) -> dict[str, Any]:
@@ -447,32 +424,32 @@ def plan_uninstall(scopes: tuple[str, ...], project_dir: Path, home: Path) -> li
     return changes
 
 
-def apply(changes: list[Change]) -> list[str]:
-    """Write every change (a backup first, then an atomic replace); return what was done, file by file."""
+def report_of(change: Change, dry_run: bool) -> FileReport:
+    """The change in the words every host's install reports (install_files.FileReport): `added the
+    SessionStart and PreToolUse hooks`; dry_run marks nothing here (the report's line says `would`)."""
+    report = FileReport(change.path, created=change.before is None,
+                        deleted=change.before is not None and change.after == {})
+    done: dict[str, list[str]] = {"added": [], "updated": [], "removed": []}
+    for note in change.notes:  # "added the SessionStart hook", "removed the MCP server 'vlk-memact'", ...
+        verb, _, what = note.partition(" ")
+        if verb in done:
+            done[verb].append(what)
+        else:
+            report.notes.append(note)
+    for verb, items in done.items():
+        hooks = [w for w in items if w.startswith("the ") and w.endswith(" hook")]
+        getattr(report, verb).extend(hook_items([w[4:-5] for w in hooks]) + [w for w in items if w not in hooks])
+    return report
+
+
+def apply(changes: list[Change], roots: tuple[Path, ...] = ()) -> list[FileReport]:
+    """Write every change (a backup of the old file in the user data directory, then an atomic replace; a file
+    left empty is removed, with the folders left empty up to the root of roots that holds it)."""
     done = []
-    stamp = time.strftime("%Y%m%dT%H%M%S")
     for change in changes:
-        if change.before is not None and change.after == change.before:
-            done.append(f"{change.path}: " + "; ".join(change.notes))
-            continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        backup = ""
-        if change.path.exists():
-            copy = change.path.with_name(f"{change.path.name}.bak-vlk-memact-{stamp}")
-            shutil.copy2(change.path, copy)
-            backup = f" (backup: {copy.name})"
-        temporary = change.path.with_name(change.path.name + ".vlk-memact-tmp")
-        temporary.write_text(json.dumps(change.after, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(temporary, change.path)
-        done.append(f"{change.path}: " + "; ".join(change.notes or ["written"]) + backup)
+        report = report_of(change, dry_run=False)
+        if change.before is None or change.after != change.before:
+            stop = next((r for r in roots if r in change.path.parents), None)
+            report.backup, report.deleted = write_json(change.path, change.after, HOST, stop)
+        done.append(report)
     return done
-
-
-def describe(changes: list[Change]) -> list[str]:
-    """A dry run: each file and what would change in it."""
-    lines = []
-    for change in changes:
-        lines.append(f"{change.path}: " + "; ".join(change.notes or ["no change"]))
-        if change.after != change.before:
-            lines.append(json.dumps(change.after, indent=2, ensure_ascii=False))
-    return lines

@@ -105,6 +105,7 @@ def tool_call(event: Mapping[str, Any]) -> capture.ToolCall:
         shell_tools=SHELL_TOOLS,
         read_tools=READ_TOOLS,
         ignored_fields=IGNORED_FIELDS,
+        host=HOST,
     )
 
 
@@ -130,7 +131,7 @@ def _session_start(event: Mapping[str, Any], memory: Memory) -> dict[str, Any]:
     not hand over the guard's and the successes' events: the core would answer nothing to them)."""
     session_id = _text(event, "session_id") or ""
     source = "resume" if _recorded(memory, session_id) else "startup"
-    text = carryover.session_start(memory, session_id, source)
+    text = carryover.session_start(memory, session_id, source, host=HOST)
     return {**(_system(text) or {}), "armed": _recorded(memory, session_id, "failure")}
 
 
@@ -139,7 +140,7 @@ def _chat_message(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | 
 
 
 def _compacting(event: Mapping[str, Any], memory: Memory) -> dict[str, Any] | None:
-    text = carryover.session_start(memory, _text(event, "session_id") or "", "compact")
+    text = carryover.session_start(memory, _text(event, "session_id") or "", "compact", host=HOST)
     return {"context": text} if text else None
 
 

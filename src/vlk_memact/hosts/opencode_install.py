@@ -1,7 +1,7 @@
 """`vlk-memact install|uninstall opencode`: one plugin file in OpenCode's plugin folder, nothing else.
 
 OpenCode loads every JS module in `<project>/.opencode/plugins/` (scope `project`, the default: the git
-root of the current directory, else the directory) and in `~/.config/opencode/plugins/` (scope `user`;
+root of the current directory, install_files.project_folder) and in `~/.config/opencode/plugins/` (scope `user`;
 XDG_CONFIG_HOME is honoured). Install writes `vlk-memact.js` there (opencode_plugin.js with this
 installation's command filled in); the first line marks it as ours. A second install changes nothing,
 an older copy of ours is brought up to date, a file of that name that is not ours is refused. Uninstall
@@ -21,6 +21,7 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir
+from .install_files import FileReport, print_reports, project_folder
 
 HOST = "opencode"
 SCOPES = ("project", "user")
@@ -30,7 +31,7 @@ MARKER = "// vlk-memact for OpenCode: written by `vlk-memact install opencode`"
 TIMEOUT_MS = 10_000  # the plugin's own cap per event; the hook's deadline (VLK_HOOK_DEADLINE_MS) is far below
 
 
-def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None) -> Path:
+def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None, quiet: bool = True) -> Path:
     """The plugins folder OpenCode reads for this scope."""
     if scope not in SCOPES:
         raise InvalidInput(f"OpenCode has the scopes {' and '.join(SCOPES)}, not {scope!r}")
@@ -39,11 +40,7 @@ def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None) ->
         own_home = home is None or home == home_dir()  # another HOME (a test, doctor --home) has its own
         base = Path(config) if config and own_home else (home or home_dir()) / ".config"
         return base / "opencode" / "plugins"
-    start = (cwd or Path.cwd()).resolve()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder / ".opencode" / "plugins"
-    return start / ".opencode" / "plugins"
+    return project_folder(cwd, home, quiet=quiet) / ".opencode" / "plugins"
 
 
 def hook_command() -> list[str]:
@@ -81,31 +78,37 @@ def command_of(path: Path) -> list[str] | None:
 
 @dataclass
 class Result:
+    """What install or uninstall did (or would do) to the plugin file, as every host's install reports it."""
+
     path: Path
     changed: bool
-    message: str
+    report: FileReport
+
+
+PLUGIN_ITEM = "the vlk-memact plugin"
 
 
 def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dry_run: bool = False,
-            command: list[str] | None = None) -> Result:
+            command: list[str] | None = None, quiet: bool = True) -> Result:
     """Write (or update) our plugin file; a second run changes nothing."""
-    path = plugin_dir(scope, cwd, home) / FILE_NAME
+    path = plugin_dir(scope, cwd, home, quiet=quiet) / FILE_NAME
     text = plugin_text(command)
     if path.exists():
         if not is_ours(path):
             raise InvalidInput(f"{path} exists and was not written by vlk-memact; move it, then run this again.")
         if path.read_text(encoding="utf-8") == text:
-            return Result(path, False, f"{path}: nothing to install (already in place).")
-        verb = "updated"
+            return Result(path, False, FileReport(path))
+        report = FileReport(path, updated=[PLUGIN_ITEM])
     else:
-        verb = "added"
+        report = FileReport(path, added=[PLUGIN_ITEM], created=True)
+    report.notes.append("OpenCode loads it at its next start.")
     if dry_run:
-        return Result(path, True, f"{path}: would be {verb}.\n{text}")
+        return Result(path, True, report)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{FILE_NAME}.tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)  # OpenCode never loads half a file
-    return Result(path, True, f"{path}: {verb} the vlk-memact plugin.")
+    return Result(path, True, report)
 
 
 def uninstall(scope: str, *, cwd: Path | None = None, home: Path | None = None, dry_run: bool = False) -> Result:
@@ -113,18 +116,19 @@ def uninstall(scope: str, *, cwd: Path | None = None, home: Path | None = None, 
     folder = plugin_dir(scope, cwd, home)
     path = folder / FILE_NAME
     if not path.exists():
-        return Result(path, False, f"{path}: nothing to uninstall (absent).")
+        return Result(path, False, FileReport(path))
     if not is_ours(path):
-        return Result(path, False, f"{path}: kept (not written by vlk-memact).")
+        return Result(path, False, FileReport(path, notes=["kept: not written by vlk-memact"]))
+    report = FileReport(path, removed=[PLUGIN_ITEM], deleted=True)
     if dry_run:
-        return Result(path, True, f"{path}: would be removed.")
+        return Result(path, True, report)
     path.unlink()
     for empty in (folder, folder.parent) if scope == "project" else (folder,):
         try:
             empty.rmdir()  # only when empty: .opencode/plugins, then .opencode
         except OSError:
             break
-    return Result(path, True, f"{path}: removed the vlk-memact plugin.")
+    return Result(path, True, report)
 
 
 def run_command(args: Any) -> int:
@@ -132,19 +136,34 @@ def run_command(args: Any) -> int:
     if args.scope not in (None, *SCOPES):
         raise InvalidInput(f"OpenCode has the scopes {' and '.join(SCOPES)}, not {args.scope!r}")
     if args.command == "install":
-        result = install(args.scope or DEFAULT_SCOPE, dry_run=args.dry_run)
-        print(result.message)
-        if result.changed and not args.dry_run:
-            print("OpenCode loads it at its next start.")
+        result = install(args.scope or DEFAULT_SCOPE, dry_run=args.dry_run, quiet=False)
+        print_reports(HOST, "install", [result.report], args.dry_run)
         return 0
+    reports = []
     for scope in (args.scope,) if args.scope else SCOPES:
-        print(uninstall(scope, dry_run=args.dry_run).message)
+        try:
+            result = uninstall(scope, dry_run=args.dry_run)
+        except InvalidInput:
+            if args.scope:
+                raise
+            continue  # the home folder is no project
+        if result.changed or result.report.notes:
+            reports.append(result.report)
+    print_reports(HOST, "uninstall", reports, args.dry_run)
     return 0
 
 
 def installations(cwd: Path | None = None, home: Path | None = None) -> list[Path]:
     """The vlk-memact plugin files OpenCode would load here."""
-    return [p for p in (plugin_dir(s, cwd, home) / FILE_NAME for s in SCOPES) if p.exists() and is_ours(p)]
+    found = []
+    for scope in SCOPES:
+        try:
+            path = plugin_dir(scope, cwd, home) / FILE_NAME
+        except InvalidInput:
+            continue  # the home folder: no project scope there
+        if path.exists() and is_ours(path):
+            found.append(path)
+    return found
 
 
 def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:

@@ -101,6 +101,9 @@ def read_event() -> bytes:
     refused)."""
     global _event
     if _event is None:
+        if os.isatty(0):  # a person typed it: say what it waits for (a host pipes the event in)
+            print("vlk-memact hook: reading one hook event (JSON) from stdin, Ctrl-D to end it; hosts run this "
+                  "themselves (`vlk-memact hook --help`)", file=sys.stderr, flush=True)
         _event = sys.stdin.buffer.read(MAX_EVENT_BYTES + 1)
     return _event
 
@@ -109,8 +112,8 @@ def hook(argv: list[str]) -> int | None:
     """`vlk-memact hook HOST [--from-plugin]` answered by the warm server, with nothing more of the package
     imported (scripts/vlk-memact calls it first): the exit status, or None when this process must answer
     (no server, VLK_HOOK_SERVER=0, a command line or host the server does not take: commands.hook_main)."""
-    if not argv or not enabled() or [a for a in argv[1:] if a != "--from-plugin"]:
-        return None
+    if not argv or argv[0].startswith("-") or not enabled() or [a for a in argv[1:] if a != "--from-plugin"]:
+        return None  # `hook --help` and the like included: entry.main prints the usage, nothing is started
     try:
         reply = ask(argv[0], argv[1:], read_event())
     except OSError:

@@ -79,7 +79,8 @@ def database_checks(url: str | None, settings: Settings) -> list[Check]:
         target = sqlite_target(url, create_dirs=False)
     except VlkError as exc:
         return [failed("database", "database file", str(exc), "fix DATABASE_URL")]
-    return health.sqlite_checks(target, busy_timeout_ms=min(settings.busy_timeout_ms, 2000))
+    return health.sqlite_checks(target, busy_timeout_ms=min(settings.busy_timeout_ms, 2000),
+                                default_location=url is None)
 
 
 HostChecks = Callable[[], list[Check]]

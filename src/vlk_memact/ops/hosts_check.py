@@ -4,8 +4,9 @@ Two things go wrong with hooks and MCP entries in practice: the command they run
 (the virtualenv that held vlk-memact was deleted or moved), and vlk-memact is installed twice (hooks
 in two scopes, or hooks beside the plugin, so every event is recorded twice; two MCP entries under
 different names, so the model sees every tool twice). Claude Code loads all of these together.
-OpenCode's plugin and Codex CLI's hooks have their checks in their installer modules
-(opencode_install.checks, codex_install.checks: for Codex, also the hooks it would skip as untrusted).
+Gemini CLI's, OpenCode's and Codex CLI's have their checks in their installer modules (gemini_install.checks,
+opencode_install.checks, codex_install.checks: for Codex, also the hooks it would skip as untrusted): doctor
+checks every host that is installed, and says in one line of each other host that it is not.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ HOSTS = "hosts"
 
 def host_checks(project_dir: Path | None = None, home: Path | None = None) -> list[Check]:
     """Every host's vlk-memact installation for this project directory (each host module has its checks)."""
-    from ..hosts import codex_install, install, opencode_install
+    from ..hosts import codex_install, gemini_install, install, install_files, opencode_install
 
-    project_dir = (project_dir or Path.cwd()).resolve()
+    here = (project_dir or Path.cwd()).resolve()
+    project_dir = install_files.git_root(here) or here  # where a project install goes
     home = home or install.home_dir()
-    return (_claude_code_checks(project_dir, home) + opencode_install.checks(project_dir, home)
-            + codex_install.checks(home))
+    return (_claude_code_checks(project_dir, home) + gemini_install.checks(project_dir, home)
+            + opencode_install.checks(project_dir, home) + codex_install.checks(home))
 
 
 def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:

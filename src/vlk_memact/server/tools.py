@@ -136,7 +136,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
         version=_package_version(),
         instructions=INSTRUCTIONS,
         subscriptions=False,
-        log_level=root.settings.log_level,  # type: ignore[arg-type]
+        log_level=root.settings.logging_level(server=True),  # type: ignore[arg-type]
     )
     add_time_travel(server, memory)  # the order of tools/list: time travel first, as the spec lists them
     add_reading_tools(server, memory)

@@ -129,8 +129,8 @@ class Transaction(Protocol):
     def injected(self, key: SessionKey) -> list[str]:
         """What the hooks already put in the session's context (item keys), as last stored."""
 
-    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
-        """Replace the session's injected item keys."""
+    def set_injected(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
+        """Replace the session's injected item keys; host (when given) names the host whose hooks run it."""
 
     # ---- fix memory (hosts/fixes.py); implemented in store/fixes.py ----
 
@@ -181,7 +181,16 @@ class Transaction(Protocol):
         """(project, number of sessions) of the tenant, the most recently written to first (index only)."""
 
     def sessions(self, tenant: str, project: str | None, limit: int) -> list[SessionOverview]:
-        """The limit most recently written-to sessions of the tenant (and project), with their counts."""
+        """The limit most recently written-to sessions of the tenant (and project), with their counts and host."""
+
+    def session_host(self, key: SessionKey) -> str | None:
+        """The host whose hooks wrote the session (its start, else its newest recorded call); None if none did."""
+
+    def totals(self, tenant: str, project: str | None) -> tuple[dict[str, int], int, int]:
+        """Slots per temporal state, sessions and projects of the tenant (and project)."""
+
+    def recent(self, tenant: str, project: str | None, limit: int) -> list[Slot]:
+        """The newest limit slots of any session of the tenant (and project), newest first."""
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         """Up to limit slots of a session with sequence_order below `before` (None: any), newest first."""

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.model import HostCall, Saving, SessionKey, SessionOverview, Slot
-from .dialect import SqlDialect, equalities
+from .dialect import SqlDialect, equalities, session_params
 from .rows import SLOT_SELECT, host_call_from_row, slot_from_row
+
+
+_SESSION_HOST = "SELECT host FROM host_sessions WHERE tenant = ? AND project = ? AND session_id = ? AND host IS NOT NULL"
+_NEWEST_CALL_HOST = ("SELECT host FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ? "
+                     "AND host IS NOT NULL ORDER BY id DESC LIMIT 1")
 
 
 class Browse(SqlDialect):
@@ -53,9 +58,31 @@ class Browse(SqlDialect):
         found = []
         for name, session, present, past, future in self._rows(self._SESSIONS, (tenant, project, project, limit)):
             [(loops, chars, first, last)] = self._rows(self._SESSION_TOTALS, (tenant, name, session))
+            host = self.session_host(SessionKey(tenant, name, session))
             found.append(SessionOverview(name, session, int(present), int(past), int(future), int(loops),
-                                         int(chars), first, last))
+                                         int(chars), first, last, host))
         return found
+
+    def totals(self, tenant: str, project: str | None) -> tuple[dict[str, int], int, int]:
+        rows = self._rows("SELECT t.temporal_state, COUNT(*) FROM agent_timeline t WHERE t.tenant = ? AND "
+                          + self._ANY_PROJECT + " GROUP BY t.temporal_state", (tenant, project, project))
+        [(sessions, projects)] = self._rows(
+            "SELECT COUNT(*), COUNT(DISTINCT project) FROM (SELECT DISTINCT t.project, t.session_id FROM "
+            "agent_timeline t WHERE t.tenant = ? AND " + self._ANY_PROJECT + ") s", (tenant, project, project))
+        return {str(state): int(n) for state, n in rows}, int(sessions), int(projects)
+
+    def session_host(self, key: SessionKey) -> str | None:
+        # What the session start said, else the newest call a hook recorded (a hook installed mid-session).
+        for query in (_SESSION_HOST, _NEWEST_CALL_HOST):
+            rows = self._rows(query, session_params(key))
+            if rows:
+                return str(rows[0][0])
+        return None
+
+    def recent(self, tenant: str, project: str | None, limit: int) -> list[Slot]:
+        rows = self._rows(SLOT_SELECT + " WHERE t.tenant = ? AND " + self._ANY_PROJECT + " ORDER BY t.id DESC LIMIT ?",
+                          (tenant, project, project, limit))
+        return [slot_from_row(r) for r in rows]
 
     def page(self, key: SessionKey, before: int | None, limit: int) -> list[Slot]:
         rows = self._rows(

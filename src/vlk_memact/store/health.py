@@ -45,8 +45,9 @@ def _size(n: int) -> str:
 # ---------------------------------------------------------------- SQLite
 
 
-def sqlite_checks(target: str, busy_timeout_ms: int = 1000) -> list[Check]:
-    """Checks of the SQLite database a URI filename names (see sqlite.sqlite_target)."""
+def sqlite_checks(target: str, busy_timeout_ms: int = 1000, default_location: bool = False) -> list[Check]:
+    """Checks of the SQLite database a URI filename names (see sqlite.sqlite_target). default_location: the
+    file in the user data directory, whose folder is created at the first start (a folder a URL names is not)."""
     name = path_of(target)
     if name is None:
         return [passed(DB, "database file", "in memory (sqlite::memory:): nothing is kept after the process ends")]
@@ -61,7 +62,14 @@ def sqlite_checks(target: str, busy_timeout_ms: int = 1000) -> list[Check]:
                            "check DATABASE_URL (with mode=rw or mode=ro the file must exist already)")]
         if folder.is_dir() and os.access(folder, os.W_OK | os.X_OK) and not _read_only_fs(folder):
             return [passed(DB, "database file", f"{path} does not exist yet; it is created at the first start")]
-        return [failed(DB, "database file", f"{path} does not exist and {folder} is not writable",
+        if not folder.exists() and not default_location:
+            return [failed(DB, "database file", f"{path} is in {folder}, which does not exist",
+                           f"create it (mkdir -p {folder}), or fix DATABASE_URL: a folder it names is not created")]
+        made_in = next((f for f in folder.parents if f.is_dir()), None) if not folder.exists() else None
+        if made_in is not None and os.access(made_in, os.W_OK | os.X_OK) and not _read_only_fs(made_in):
+            return [passed(DB, "database file", f"{path} does not exist yet; it and its folder are created at the "
+                           "first start")]
+        return [failed(DB, "database file", f"{path} does not exist and {made_in or folder} is not writable",
                        f"create {folder} writable by this user, or point DATABASE_URL at a writable place")]
     wal = path.with_name(path.name + "-wal")
     checks.append(passed(DB, "database file", f"{path} ({_size(path.stat().st_size)})"))

@@ -16,7 +16,8 @@ from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
 _ADD = ("INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, "
-        "tool, target, summary{stamped}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp}) ON CONFLICT DO NOTHING RETURNING id")
+        "tool, target, summary, host{stamped}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp}) "
+        "ON CONFLICT DO NOTHING RETURNING id")
 # Stamped by the column default (now), or with a created_at of its own (clock.stamped()).
 _ADD_NOW = _ADD.format(stamped="", stamp="")
 _ADD_STAMPED = _ADD.format(stamped=", created_at", stamp=", ?")
@@ -30,7 +31,7 @@ class HostCalls(SqlDialect):
         rows = self._rows(
             _ADD_NOW if stamp is None else _ADD_STAMPED,
             (*session_params(key), call.tool_use_id, call.call_key, call.outcome, bool(call.changes_state), slot_id,
-             call.tool, call.target, call.summary, *(() if stamp is None else (stamp,))),
+             call.tool, call.target, call.summary, call.host, *(() if stamp is None else (stamp,))),
         )
         return int(rows[0][0]) if rows else None
 
@@ -78,10 +79,10 @@ class HostCalls(SqlDialect):
         )
         return list(json.loads(rows[0][0])) if rows else []
 
-    def set_injected(self, key: SessionKey, items: Sequence[str]) -> None:
+    def set_injected(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
         self._exec(
-            "INSERT INTO host_sessions (tenant, project, session_id, injected) VALUES (?, ?, ?, ?) "
+            "INSERT INTO host_sessions (tenant, project, session_id, injected, host) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (tenant, project, session_id) DO UPDATE SET injected = excluded.injected, "
-            f"updated_at = {self._NOW}",
-            (*session_params(key), json.dumps(list(items), ensure_ascii=False)),
+            f"host = COALESCE(excluded.host, host_sessions.host), updated_at = {self._NOW}",
+            (*session_params(key), json.dumps(list(items), ensure_ascii=False), host),
         )

@@ -259,6 +259,15 @@ def m007_learned(conn: Connection[tuple[object, ...]]) -> None:
             PRIMARY KEY (tenant, project, event_id))"""
     )
 
+
+@migration
+def m008_session_host(conn: Connection[tuple[object, ...]]) -> None:
+    """Which host's hooks wrote a session (claude-code, gemini, opencode, codex): `vlk-memact sessions` shows it.
+    NULL for older rows and for sessions no hook wrote (the MCP tools, the command line)."""
+    conn.execute("ALTER TABLE host_calls ADD COLUMN host text")
+    conn.execute("ALTER TABLE host_sessions ADD COLUMN host text")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

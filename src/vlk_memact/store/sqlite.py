@@ -43,9 +43,9 @@ LOCK_RETRY_SECONDS = 30.0  # total time a writer keeps retrying a locked databas
 
 def default_path() -> Path:
     """A file in the user's data directory, never the working directory (fixes defect 18)."""
-    from platformdirs import user_data_dir
+    from ..config import data_dir
 
-    return Path(user_data_dir("vlk-memact", appauthor=False)) / "vlk.db"
+    return data_dir() / "vlk.db"
 
 
 def sqlite_target(url: str | None, create_dirs: bool = True) -> str:
@@ -68,8 +68,11 @@ def sqlite_target(url: str | None, create_dirs: bool = True) -> str:
     if mode not in ("ro", "rw", "rwc"):
         raise ConfigError(f"DATABASE_URL mode must be ro, rw or rwc, got {mode!r}.")
     path = Path(path_part).expanduser().resolve()
-    if mode == "rwc" and create_dirs:
-        _make_folder(path.parent)
+    if create_dirs and mode == "rwc" and not path.parent.is_dir():
+        # Named by the user: a folder that is not there is more likely a typo than a wish (the default
+        # location, above, is created).
+        raise ConfigError(f"DATABASE_URL {url!r} names a file in {path.parent}, which does not exist; create the "
+                          f"folder first (mkdir -p {path.parent}) or fix the URL.")
     return "file:" + quote(str(path)) + f"?mode={mode}"
 
 

@@ -342,6 +342,15 @@ def m008_learned(conn: sqlite3.Connection) -> None:
             PRIMARY KEY(tenant, project, event_id)) WITHOUT ROWID"""
     )
 
+
+@migration
+def m009_session_host(conn: sqlite3.Connection) -> None:
+    """Which host's hooks wrote a session (claude-code, gemini, opencode, codex): `vlk-memact sessions` shows it.
+    NULL for older rows and for sessions no hook wrote (the MCP tools, the command line)."""
+    conn.execute("ALTER TABLE host_calls ADD COLUMN host TEXT")
+    conn.execute("ALTER TABLE host_sessions ADD COLUMN host TEXT")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

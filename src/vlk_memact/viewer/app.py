@@ -29,9 +29,10 @@ from starlette.staticfiles import StaticFiles
 from ..config import mask_password
 from ..core import inputs
 from ..core.errors import InvalidInput, NotFound, VlkError
+from ..core.loops import error_excerpt
 from ..core.model import SessionKey, Slot
 from ..core.redact import redact
-from ..core.render import estimate_tokens
+from ..core.render import LOOP_KINDS, estimate_tokens
 from ..engine import Memory
 from . import readmodel
 from .chart import savings_chart
@@ -114,6 +115,10 @@ def _environment(memory: Memory) -> Environment:
         line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
         return line if len(line) <= width else line[: width - 1] + "…"
 
+    def error_line(text: str | None, width: int = 160) -> str:
+        """A failure's summary: the lines that carry its error (a host's leading `Exit code 1` is no summary)."""
+        return first_line(error_excerpt(text or "", width + 1), width)
+
     def slot_url(slot: Slot) -> str:
         """The timeline page holding this slot (centred on it), scrolled to it."""
         before = slot.sequence_order + readmodel.TIMELINE_PAGE // 2
@@ -121,6 +126,8 @@ def _environment(memory: Memory) -> Environment:
 
     env.filters["masked"] = masked
     env.filters["first_line"] = first_line
+    env.filters["error_line"] = error_line
+    env.globals["loop_kinds"] = LOOP_KINDS
     env.filters["tokens"] = estimate_tokens
     env.globals["link"] = _link
     env.globals["slot_url"] = slot_url

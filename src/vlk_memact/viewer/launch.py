@@ -57,7 +57,7 @@ def serve_ui(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, allow_wr
     log.info("vlk-memact viewer listening on %s:%d (%s; database: %s); open the URL printed on stdout",
              host, bound, "writes allowed: revoke" if allow_write else "read-only", describe_database(memory.store.url))
     config = uvicorn.Config(viewer.app, log_config=None, access_log=False, lifespan="off",
-                            log_level=memory.settings.log_level.lower(), timeout_graceful_shutdown=SHUTDOWN_SECONDS)
+                            log_level=memory.settings.logging_level(server=True).lower(), timeout_graceful_shutdown=SHUTDOWN_SECONDS)
     server = uvicorn.Server(config)
     if open_browser:
         threading.Thread(target=_open_when_started, args=(server, viewer.url), daemon=True).start()
