@@ -160,7 +160,7 @@ def test_every_command_shows_the_global_options_in_its_help_and_a_new_one_gets_t
             continue
         assert "global options (before or after the command)" in text and "--database-url URL" in text, name
     action = next(a for a in parser._actions if isinstance(a, GlobalSubcommands))
-    later = action.add_parser("learn", help="what another issue adds")  # e.g. a command added by another module
+    later = action.add_parser("a-new-command", help="what another issue adds")  # e.g. a command added by another module
     assert later.parse_args(["--project", "x", "-v"]) == argparse.Namespace(project="x", verbose=1)
 
 

@@ -138,7 +138,7 @@ def test_version_demo_install_and_doctor(hour: tuple[Newcomer, dict[str, Ran], l
     user, results, _ = hour
     assert re.fullmatch(r"vlk-memact \d+\.\d+\.\d+\S*\n", results["--version"].out)
     assert "Without vlk-memact the three failures stay in the model's context" in results["demo"].out
-    assert results["install"].out.endswith("vlk-memact is installed for Claude Code.\n")
+    assert "\nvlk-memact is installed for Claude Code.\nNo past Claude Code sessions" in results["install"].out
     assert f"{user.repo}/.claude/settings.local.json: added the SessionStart" in results["install"].out
     doctor = results["doctor"].out
     assert "ok   hosts: claude-code hooks installed once" in doctor and "hosts: gemini:" in doctor
@@ -201,7 +201,7 @@ def test_hook_help_prints_usage_and_starts_nothing(hour: tuple[Newcomer, dict[st
 
 def test_doctor_mentions_gemini_after_install_gemini(hour: tuple[Newcomer, dict[str, Ran], list[str]]) -> None:
     user = hour[0]
-    assert user.vlk("install", "gemini").out.endswith("vlk-memact is installed for Gemini CLI.\n")
+    assert "\nvlk-memact is installed for Gemini CLI.\nNo past Gemini CLI sessions" in user.vlk("install", "gemini").out
     try:
         doctor = user.vlk("doctor").out
         assert re.search(r"ok   hosts: gemini: hooks and MCP server in .*/\.gemini/settings\.json \(user scope\)",
