@@ -68,7 +68,6 @@ _GO_RUNTIME = ("runtime.", "testing.", "sync.", "panic(", "internal/", "reflect.
 _GO_FAIL = re.compile(r"^[ \t]*--- FAIL: (\S+)[^\n]*\n((?:[ \t]+[^\n]*\n){0,40})", re.M)
 _GO_TESTIFY = re.compile(r"^[ \t]*Error:[ \t]+(\S[^\n]*)", re.M)
 _GO_LOCATED = re.compile(r"^[ \t]*[\w./-]+\.go:\d+: ?")
-_GO_BUILD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+\.go:\d+(?::\d+)?: ([^\n]+)", re.M)
 
 
 def _go_frame(text: str, start: int) -> str:
@@ -82,7 +81,7 @@ def _go_frame(text: str, start: int) -> str:
             and ".go:" in location
             and not func.startswith(_GO_RUNTIME)
         ):
-            return f"@{_basename(location.strip().rsplit(':', 1)[0])}:{func}"
+            return f"@{func}"  # its file and line are a location: noise
     return ""
 
 
@@ -101,7 +100,7 @@ def _go_test(text: str) -> Fingerprint | None:
 
 
 def _go(text: str, lines: list[str]) -> Fingerprint | None:
-    """Go panics and fatal errors (with their frame), ``go test`` failures, build errors."""
+    """Go panics and fatal errors (with their frame), ``go test`` failures."""
     if "goroutine " in text:
         match = _GO_PANIC.search(text)
         if match:
@@ -109,11 +108,7 @@ def _go(text: str, lines: list[str]) -> Fingerprint | None:
             return _make("go", f"{kind}: {_mask_message(message)}{_go_frame(text, match.end())}")
     if "--- FAIL: " in text:
         return _go_test(text)
-    if ".go:" in text:
-        match = _GO_BUILD.search(text)
-        if match:
-            return _make("go", _mask_message(match.group(1)))
-    return None
+    return None  # build errors are located diagnostics (located.py)
 
 
 # Java ------------------------------------------------------------------------------
@@ -124,18 +119,10 @@ _JAVA_HEAD = re.compile(
 )
 _JAVA_FRAME = re.compile(r"^[ \t]+at ([\w$.<>/]+)\(", re.M)
 _JAVA_LIBRARY = ("java.", "javax.", "jdk.", "sun.", "org.junit.", "junit.", "org.apache.maven.", "kotlin.")
-_JAVAC = re.compile(
-    r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?[ \t]*symbol:[ \t]*([^\n]*))?", re.M
-)
 
 
 def _java(text: str, lines: list[str]) -> Fingerprint | None:
-    """javac errors, then JVM exceptions: the root cause and its first in-project frame."""
-    if ".java:" in text:
-        match = _JAVAC.search(text)
-        if match:
-            symbol = f" [{_mask_message(match.group(2))}]" if match.group(2) else ""
-            return _make("java", f"javac error: {_mask_message(match.group(1))}{symbol}")
+    """JVM exceptions: the root cause and its first in-project frame (javac's errors are located diagnostics)."""
     if "\tat " not in text and "    at " not in text:
         return None
     heads = list(_JAVA_HEAD.finditer(text))

@@ -50,22 +50,42 @@ def _cue(*needles: str) -> re.Pattern[str]:
 # character, so ``_masker`` tests that once per position instead of once per branch, and
 # possessive ``*+`` runs skip backtracking that could never match (both change no result).
 _PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
+# A token holding a digit is a value (number, id, hash, version, address) unless it is a name or a code.
+# A name is identifier-shaped (segments of letters and underscores joined by dots) with one short run of
+# digits right after a letter: x1, int32, sha256, Point2D, test_api_v2, base64, fmt.Sprintf2. A run after a
+# separator (rdd_42, part-00000), a second run (a3f9c2e1, x86_64) or a longer one (user1234) is an id.
+# Codes (E0277, ORA-00942, ERR_SSL_3, TS2304, SC2154) are anchors and stay verbatim.
+_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
+# A location is noise as a whole, file name included (the same error is met in other files): a path-shaped
+# token (with a slash, a backslash or a file extension) before ``:line[:col]`` or ``(line[,col])``, any token
+# before ``:line:col`` or ``(line,col)``, and Python's ``File "path", line N``.
+_FILE_TOKEN = r"(?:[A-Za-z]:\\|file://)?[^\s:'\"()<>\[\]{},;|`]+"
+_LOCATION = (
+    rf"(?<![^\s'\"(\[<])(?:File \"[^\"\n]{{1,300}}\", line \d+"
+    rf"|(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_FILE_TOKEN}(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|\(\d+(?:,\s*\d+)?\)(?=[:\s]|$))"
+    rf"|{_FILE_TOKEN}(?::\d+:\d+|\(\d+,\s*\d+\)))"
+)
+_LOCATION_CUE = re.compile(r"[:(]\d|, line \d")
+_NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
+_NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
+_VALUE = rf"(?<![^{_DELIM}]){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
 _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
     ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+    (_LOCATION_CUE, _LOCATION),  # where a diagnostic points: a file and its line (and column)
     (
         "/",
-        rf"(?<![\w/.~-])(?:(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
-        r"|[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes
+        rf"(?<![\w/.~-])(?P<path>(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
+        r"|(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes, not a module path
         r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
     ),
-    ("\\", rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
+    ("\\", rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
     (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
         _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # any token holding a digit
+    ("", _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
@@ -73,14 +93,20 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 # pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
 # dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
 # (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
-_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
+_EXTENSION = (
+    r"(?:py|pyc|pyi|js|mjs|cjs|jsx|ts|tsx|c|h|cc|cpp|cxx|hpp|hh|m|mm|go|rs|java|kt|kts|scala|cs|fs|swift|rb"
+    r"|php|pl|pm|sh|bash|zsh|ps1|bat|cmd|lua|r|jl|dart|ex|exs|erl|hs|ml|clj|vue|svelte|html|htm|css|scss|less"
+    r"|json|yaml|yml|toml|ini|cfg|conf|xml|csv|tsv|txt|md|rst|log|lock|sql|db|sqlite|proto|gradle|properties"
+    r"|env|pem|crt|key|so|dll|dylib|exe|o|a|lib|jar|war|whl|egg|gz|tgz|zip|tar|bz2|xz|png|jpg|jpeg|gif|svg"
+    r"|pdf|bin|dat|out|tmp|bak|swp|pid|sock|cmake|mk|in|am|ac|tf|hcl|ipynb|wasm|map)"
+)
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
     ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
-    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*+\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
-    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # digits, codes kept
+    # file name, unquoted: one dot and a file extension (chrome.exe, loader.cpp, app.py); ``os.path`` is a name
+    (".", rf"(?<![\w./\\$'\"`‘“-])[A-Za-z_][\w-]*+\.{_EXTENSION}(?![\w.$-])"),
+    ("", _VALUE),  # digits; names and codes kept
 )
 
 
@@ -109,10 +135,25 @@ def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[in
 
 
 _GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
+_LAST_IS_VALUE = re.compile(rf"^(?:{_VALUE})|<\*>|[\s'\"]")
 
 
-def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
-    """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
+_PATH_BITS = 0b11000  # the POSIX and the Windows path branches (both sets start alike)
+
+
+def _path_or_value(match: re.Match[str]) -> str:
+    """A path keeps its last component when that is not a value itself: directories are noise (another
+    checkout, a temp dir, in or out of the repository), the file or module named is not (``ssl.h``)."""
+    if match.lastgroup not in ("path", "wpath"):
+        return "<*>"
+    last = match.group().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    if not last or last in (".", "..") or _LAST_IS_VALUE.search(last):
+        return "<*>"
+    return last
+
+
+def _volatile_sub(text: str, which: int = 0) -> str:
+    """Mask ``text`` with the alternation of the branches whose guard (substring or regex) passes on it."""
     needed, substrings, regexes = _GUARDS[which]
     for bit, substring in substrings:
         if substring in text:
@@ -120,7 +161,7 @@ def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
     for bit, regex in regexes:
         if regex.search(text):
             needed |= bit
-    return _masker(which, needed)
+    return _masker(which, needed).sub(_path_or_value if needed & _PATH_BITS else "<*>", text)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
@@ -130,7 +171,8 @@ _QUOTED = re.compile(
     r"'(?<!\w')([^'\n]{0,300})'(?!\w)|\"(?<!\w\")([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
-_TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_TRAILING_LITERAL = re.compile(r"(:\s*)(b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_TYPE_PUNCTUATION = re.compile(r"[<>\[\]{}*&|:;()]")
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
 _EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
@@ -150,7 +192,7 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
 def _mask(text: str) -> str:
     """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces."""
     text = text[:_LINE_CAP]
-    masked = _volatile(text).sub("<*>", text)
+    masked = _volatile_sub(text)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 
@@ -161,27 +203,47 @@ def _mask_log(text: str) -> str:
         text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
     if "..." in text:
         text = _DOT_LEADER.sub(" ", text)
-    masked = _volatile(text, 1).sub("<*>", text)
+    masked = _volatile_sub(text, 1)
     if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 
+def _is_value(inner: str) -> bool:
+    """A quoted text that is a value, not a name: a sentence (five words or more and no type punctuation).
+
+    Names, types and options stay, with spaces or digits (``'x1'``, ``'const char *'``, ``'dict[str, Any]'``,
+    ``'-std=c++17'``): the masking that follows still takes numbers, paths and ids out of them.
+    """
+    return inner.count(" ") >= 4 and not _TYPE_PUNCTUATION.search(inner)
+
+
 def _quote_repl(match: re.Match[str]) -> str:
-    """Keep quoted names and short tokens (the signal); mask quoted values."""
+    """Keep quoted names, types and short tokens (the signal); mask quoted sentences (values)."""
     inner = next(g for g in match.groups() if g is not None)
-    quote = match.group(0)[0]
-    if len(inner) <= 3 or _IDENT.fullmatch(inner):
+    if not _is_value(inner):
         return match.group(0)
+    quote = match.group(0)[0]
     return f"{quote}<*>{quote}" if quote in "'\"" else "<*>"
+
+
+def _trailing_repl(match: re.Match[str]) -> str:
+    """A literal after the last colon is a value, unless it is a quoted name (``argument: 'timeout'``)."""
+    literal = match.group(2).lstrip("b")
+    if literal[:1] in "'\"" and _IDENT.fullmatch(literal[1:-1]):
+        return match.group(0)
+    return f"{match.group(1)}<*>"
 
 
 def _mask_message(message: str) -> str:
     """Mask an exception or diagnostic message: values go, names and anchors stay."""
     message = message.strip()[:_LINE_CAP]
     if _WHOLE_LITERAL.fullmatch(message):
-        return "<*>"
-    message = _TRAILING_LITERAL.sub(r"\1<*>", message)
+        inner = message.lstrip("b")
+        if not (inner[:1] in "'\"" and _IDENT.fullmatch(inner[1:-1])):  # ``KeyError: 'host'`` names a key
+            return "<*>"
+    if ":" in message:
+        message = _TRAILING_LITERAL.sub(_trailing_repl, message)
     if "'" in message or '"' in message or "‘" in message or "“" in message:
         message = _QUOTED.sub(_quote_repl, message)
     return _mask(message)

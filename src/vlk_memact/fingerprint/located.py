@@ -1,0 +1,88 @@
+"""Located diagnostics, whatever the tool: ``location: [severity:] [ID] message [id]`` in the usual formats.
+
+Compilers and linters print one finding per line behind where it is: ``path:line:col:`` (GCC, Clang,
+Go, mypy, ruff, pylint, ShellCheck, javac), ``path(line,col):`` (tsc, C#, MSVC), ``path:line:col -``
+(tsc --pretty), ``e: file:///path:line:col`` (kotlinc), a Windows path in any of them. The location is
+noise as a whole (the same error is met in other files, other checkouts, other lines); the tool's id
+is the anchor (``E0602``, ``F401``, ``TS2304``, ``CS0103``, ``SC2154``, ``[name-defined]``,
+``[-Wunused-variable]``, ``(unused-import)``: codes and bracketed ids stay verbatim, so two ids are never
+one error); the message keeps its names (see ``core._mask_message``), so one id with two names is two
+errors. Indented ``label: value`` lines under a finding (javac's ``symbol: variable x``) belong to it.
+
+The key holds the first three distinct findings of the highest severity present (errors before
+warnings, notes never): together they are the error, as for the flake8 findings of ``python._lint``;
+a varying number of warnings before an error does not change it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .core import Fingerprint, _make, _mask_message
+from .line_search import _line_matches
+
+_PATH = r"(?:[A-Za-z]:[\\/]|file://)?[^\s:'\"()<>\[\]{},;|`]*"
+# A path-shaped token (a slash, a backslash or a dot) before :line[:col] or (line[,col]); any token before
+# :line:col or (line,col). Then the separator: a colon, `` - `` (tsc --pretty) or blanks.
+_LOCATED = re.compile(
+    r"^[ \t]*(?:[ewEW]: )?\[?"
+    rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+(?::\d+)?|\(\d+(?:,\s*\d+)?\))"
+    rf"|{_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+:\d+|\(\d+,\s*\d+\)))"
+    r"\]?(?::[ \t]*| - |[ \t]+)(\S[^\n]*)$",
+    re.M,
+)
+_CUE = re.compile(r":\d|\(\d")
+_NEEDLES = tuple(f"{c}{d}" for c in ":(" for d in "0123456789")  # every location holds one
+_MAX_LINES = 64  # located lines looked at: a build log's first ones hold its errors
+_SEVERITY = re.compile(
+    r"(?i:(fatal error|error|warning|warn|note|info|information|hint|remark|style|performance|portability))"
+    r"(?:\s*:\s*|\s+(?=[A-Z]{1,4}-?\d))"
+)
+_ID_FIRST = re.compile(r"([A-Z]{1,6}-?\d{2,5})(?::\s*|\s+(?:\[\*\]\s+)?)(?=\S)")
+_DETAIL = re.compile(r"\n[ \t]+([a-z][a-z ]{1,20}:[ \t]+\S[^\n]*)")
+_RANK = {"fatal error": 0, "error": 0, "": 1, "warning": 2, "warn": 2, "style": 3, "performance": 3,
+         "portability": 3, "info": 4, "information": 4, "hint": 4, "remark": 4, "note": 5}
+_MAX_FINDINGS = 3
+
+
+def _finding(match: re.Match[str]) -> tuple[int, str] | None:
+    """(rank, key part) of one located line; None when its message is only values (a Go frame's ``+0x1d``)."""
+    rest = match.group(1)
+    severity = ""
+    found = _SEVERITY.match(rest)
+    if found:
+        severity = found.group(1).lower()
+        rest = rest[found.end():]
+    code = _ID_FIRST.match(rest)
+    anchor = ""
+    if code:
+        anchor = code.group(1) + " "
+        rest = rest[code.end():]
+    detail = _DETAIL.match(match.string, match.end())
+    while detail:  # javac's symbol:/location: lines under the finding
+        rest += " | " + detail.group(1)
+        detail = _DETAIL.match(match.string, detail.end())
+    message = _mask_message(rest)
+    if not any(ch.isalpha() for ch in message.replace("<*>", "")):
+        return None
+    return _RANK[severity], anchor + message
+
+
+def _located(text: str, lines: list[str]) -> Fingerprint | None:
+    """The located findings of a compiler or linter: see the module docstring."""
+    if not _CUE.search(text):
+        return None
+    findings: dict[str, int] = {}
+    for count, match in enumerate(_line_matches(_LOCATED, text, _NEEDLES)):
+        if count == _MAX_LINES:
+            break
+        found = _finding(match)
+        if found is not None:
+            findings.setdefault(found[1], found[0])
+    if not findings:
+        return None
+    best = min(findings.values())
+    if best == _RANK["note"]:
+        return None  # notes alone are no error
+    chosen = [part for part, rank in findings.items() if rank == best][:_MAX_FINDINGS]
+    return _make("diagnostic", "; ".join(chosen))
