@@ -393,7 +393,7 @@ TOOLS: dict[str, dict] = {
     },
     "kotlinc": {
         "ext": "kt",
-        "printed": "e: file://{path}:{line}:{col} {msg}",
+        "printed": "e: {uri}:{line}:{col} {msg}",
         "templates": [
             ("", "Unresolved reference '{v}'."),
             ("", "Type mismatch: inferred type is {t} but {t2} was expected"),

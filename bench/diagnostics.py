@@ -86,15 +86,18 @@ def _name_sets(slots: list[str], rng: random.Random, one_only: bool) -> tuple[di
     return first, second
 
 
-def _noise(rng: random.Random, ext: str) -> dict[str, str]:
+def _noise(rng: random.Random, ext: str, file: str) -> dict[str, str]:
     path = rng.choice(PATH_FORMS).format(f=rng.choice(FILES), e=ext)
     root = rng.choice(ROOTS)
+    posix = path.replace("\\", "/")
     return {
+        "uri": "file://" + (posix if posix.startswith("/") else "/" + posix if posix[1:2] == ":" else "/w/" + posix),
         "project": f"{root}App.csproj",  # a project file: the same file, seen from another checkout
         "n": str(rng.randint(0, 12)),
         "line": str(rng.randint(1, 900)),
         "col": str(rng.randint(1, 80)),
         "path": path,
+        "message_path": rng.choice(PATH_FORMS).format(f=file, e=ext),
         "hex": hex(rng.randint(0x10000, 0x7FFFFFFFFFFF)),
         "dur": f"{rng.uniform(0.01, 30):.2f}s",
     }
@@ -106,7 +109,7 @@ def errors(tool: str) -> Iterator[tuple[str, str, dict[str, str]]]:
     for index, (code, template) in enumerate(spec["templates"]):
         slots = [s for s in _slots(template) if _kind(s) in NAMES]
         if "{s}" in spec["printed"]:
-            slots.append("s")
+            slots.insert(0, "s")  # the test name: the message's own names change last
         if not slots:
             yield f"{tool}:{index}", code, {}
             yield f"{tool}:{index}", code, {}
@@ -126,8 +129,8 @@ def records(tool: str, view: str) -> tuple[list[str], list[str]]:
     for label, code, names in errors(tool):
         template = templates[int(label.split(":")[1])][1]
         for _ in range(2):
-            noise = _noise(rng, spec["ext"])
-            message = template.format(**noise, **names, **{s: names.get(s, "") for s in _slots(template)
+            noise = _noise(rng, spec["ext"], f"mod_{label.split(':')[1]}")
+            message = template.format(**{**noise, "path": noise["message_path"]}, **names, **{s: names.get(s, "") for s in _slots(template)
                                                            if s not in noise and s not in names})
             if view == "message":
                 texts.append(message)

@@ -59,16 +59,24 @@ _CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942
 # A location is noise as a whole, file name included (the same error is met in other files): a path-shaped
 # token (with a slash, a backslash or a file extension) before ``:line[:col]`` or ``(line[,col])``, any token
 # before ``:line:col`` or ``(line,col)``, and Python's ``File "path", line N``.
-_FILE_TOKEN = r"(?:[A-Za-z]:\\|file://)?[^\s:'\"()<>\[\]{},;|`]+"
+_DRIVE = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?"
+_FILE_CHARS = r"[^\s:'\"()<>\[\]{},;|`]"
+_FILE_TOKEN = rf"{_DRIVE}{_FILE_CHARS}++"
 _LOCATION = (
     rf"(?<![^\s'\"(\[<])(?:File \"[^\"\n]{{1,300}}\", line \d+"
-    rf"|(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_FILE_TOKEN}(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|\(\d+(?:,\s*\d+)?\)(?=[:\s]|$))"
-    rf"|{_FILE_TOKEN}(?::\d+:\d+|\(\d+,\s*\d+\)))"
+    # one possessive scan of the token rules out the tokens not followed by :digit or (digit
+    rf"|(?=[A-Za-z_./~\\]){_DRIVE}(?={_FILE_CHARS}*+[:(]\d)(?:"
+    rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|\(\d+(?:,\s*\d+)?\)(?=[:\s]|$))"
+    rf"|{_FILE_CHARS}++(?::\d+:\d+(?=[:\s,)\]]|$)|\(\d+,\s*\d+\))))"
 )
-_LOCATION_CUE = re.compile(r"[:(]\d|, line \d")
+_HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
+# What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
+# file), or ``, line N``. Led by one of ``:(,`` so that the scan skips from one to the next.
+_LOCATION_CUE = re.compile(r"[:(,](?:(?<=[A-Za-z_./\\][:(])\d|(?<=,) line \d)")
 _NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
 _NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
-_VALUE = rf"(?<![^{_DELIM}]){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
+# The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
+_VALUE = rf"(?<![^{_DELIM}])(?=[^{_DELIM}\d]*+\d){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
 _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
     ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
@@ -85,6 +93,7 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
         _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
+    (_HEX_BYTES_CUE, r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
     ("", _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
@@ -172,7 +181,12 @@ _QUOTED = re.compile(
 )
 _IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
 _TRAILING_LITERAL = re.compile(r"(:\s*)(b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_VALUE_CUE = re.compile(
+    r"(?i)\b(?:literal|string|str|value|input|got|received|data|text|content|number|float|int|integer|json)\b"
+)
 _TYPE_PUNCTUATION = re.compile(r"[<>\[\]{}*&|:;()]")
+_MASKED_AS_VALUE = re.compile(r"(?:<\*>)?")
+_QUOTES = re.compile(r"['\"`‘’“”]")  # a sentence quoting a name is no value: ``"no item named 'host'"``
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
 _EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
@@ -215,7 +229,7 @@ def _is_value(inner: str) -> bool:
     Names, types and options stay, with spaces or digits (``'x1'``, ``'const char *'``, ``'dict[str, Any]'``,
     ``'-std=c++17'``): the masking that follows still takes numbers, paths and ids out of them.
     """
-    return inner.count(" ") >= 4 and not _TYPE_PUNCTUATION.search(inner)
+    return inner.count(" ") >= 4 and not _TYPE_PUNCTUATION.search(inner) and not _QUOTES.search(inner)
 
 
 def _quote_repl(match: re.Match[str]) -> str:
@@ -228,10 +242,13 @@ def _quote_repl(match: re.Match[str]) -> str:
 
 
 def _trailing_repl(match: re.Match[str]) -> str:
-    """A literal after the last colon is a value, unless it is a quoted name (``argument: 'timeout'``)."""
+    """A literal after the last colon is a value, unless it is a quoted name (``argument: 'timeout'``) and
+    the words before it do not call it a value (``invalid literal for int(): 'abc'``, ``input string: "x"``)."""
     literal = match.group(2).lstrip("b")
     if literal[:1] in "'\"" and _IDENT.fullmatch(literal[1:-1]):
-        return match.group(0)
+        before = match.string[max(0, match.start() - 48) : match.start()]
+        if not _VALUE_CUE.search(before):
+            return match.group(0)
     return f"{match.group(1)}<*>"
 
 
@@ -240,8 +257,9 @@ def _mask_message(message: str) -> str:
     message = message.strip()[:_LINE_CAP]
     if _WHOLE_LITERAL.fullmatch(message):
         inner = message.lstrip("b")
-        if not (inner[:1] in "'\"" and _IDENT.fullmatch(inner[1:-1])):  # ``KeyError: 'host'`` names a key
+        if inner[:1] not in "'\"" or _is_value(inner[1:-1]) or _MASKED_AS_VALUE.fullmatch(_mask(inner[1:-1])):
             return "<*>"
+        return f"{inner[0]}{_mask_message(inner[1:-1])}{inner[0]}"  # ``KeyError: 'host'`` names a key
     if ":" in message:
         message = _TRAILING_LITERAL.sub(_trailing_repl, message)
     if "'" in message or '"' in message or "‘" in message or "“" in message:

@@ -78,6 +78,9 @@ _ANCHOR_TOKEN = re.compile(  # the codes _mask_log keeps verbatim, exception cla
     r"|TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL|ALERT|EMERG)"
     r"(?![\w$])"
 )
+# Names are never parameters, however many of them the batch shows: quotes, an inner underscore, an inner
+# capital after a lowercase letter, a dot or ``::`` between letters, a call, a digit beside a letter.
+_NAME_TOKEN = re.compile(r"['\"`‘’“”]|[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z_]|\w\(\)|[A-Za-z]\d")
 _CUT = re.compile(r"~[0-9a-f]{8}$")  # the digest that ends a key cut at its cap: the unseen rest differs
 _PLACEHOLDER = "<*>"
 
@@ -123,12 +126,19 @@ def _categories(values: set[str]) -> bool:
     return len(fields) == 1
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_name(token: str) -> bool:
+    """A token shaped like a name in code: quoted or backticked, snake_case, camelCase or CamelCase, dotted,
+    ``::``-joined, called, or holding a digit beside letters (values with digits are masked before)."""
+    return _NAME_TOKEN.search(token) is not None
+
+
 def _parameter(values: set[str], variants: int, key_fields: bool) -> bool:
-    """Enough different values, none of them an anchor (merging two codes is the worse mistake)."""
+    """Enough different values, none of them an anchor or a name (merging two errors is the worse mistake)."""
     if len(values) < variants:
         return False
     for value in values:
-        if _is_anchor(value):
+        if _is_anchor(value) or _is_name(value):
             return False
     return not (key_fields and _categories(values))
 

@@ -17,23 +17,22 @@ a varying number of warnings before an error does not change it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from .core import Fingerprint, _make, _mask_message
-from .line_search import _line_matches
+from .core import _LOCATION_CUE, Fingerprint, _make, _mask_message
 
-_PATH = r"(?:[A-Za-z]:[\\/]|file://)?[^\s:'\"()<>\[\]{},;|`]*"
-# A path-shaped token (a slash, a backslash or a dot) before :line[:col] or (line[,col]); any token before
-# :line:col or (line,col). Then the separator: a colon, `` - `` (tsc --pretty) or blanks.
+_PATH = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?[^\s:'\"()<>\[\]{},;|`]*"
+# A path-shaped token (a slash, a backslash or a dot) before :line[:col] or (line[,col]); any token led by a
+# letter (not a timestamp's date) before :line:col or (line,col). Then the separator: a colon, `` - `` (tsc --pretty) or blanks.
 _LOCATED = re.compile(
     r"^[ \t]*(?:[ewEW]: )?\[?"
     rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+(?::\d+)?|\(\d+(?:,\s*\d+)?\))"
-    rf"|{_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+:\d+|\(\d+,\s*\d+\)))"
+    rf"|(?=[A-Za-z_./~\\]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+:\d+|\(\d+,\s*\d+\)))"
     r"\]?(?::[ \t]*| - |[ \t]+)(\S[^\n]*)$",
     re.M,
 )
-_CUE = re.compile(r":\d|\(\d")
-_NEEDLES = tuple(f"{c}{d}" for c in ":(" for d in "0123456789")  # every location holds one
-_MAX_LINES = 64  # located lines looked at: a build log's first ones hold its errors
+_CUE = re.compile(r"[:(]\d")
+_MAX_LINES = 64  # lines with a cue looked at: a build log's first ones hold its errors
 _SEVERITY = re.compile(
     r"(?i:(fatal error|error|warning|warn|note|info|information|hint|remark|style|performance|portability))"
     r"(?:\s*:\s*|\s+(?=[A-Z]{1,4}-?\d))"
@@ -58,6 +57,10 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
     if code:
         anchor = code.group(1) + " "
         rest = rest[code.end():]
+        found = None if severity else _SEVERITY.match(rest)  # ``DL3008 warning: ...`` (hadolint)
+        if found:
+            severity = found.group(1).lower()
+            rest = rest[found.end():]
     detail = _DETAIL.match(match.string, match.end())
     while detail:  # javac's symbol:/location: lines under the finding
         rest += " | " + detail.group(1)
@@ -68,14 +71,29 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
     return _RANK[severity], anchor + message
 
 
+def _located_lines(text: str) -> Iterator[re.Match[str]]:
+    """The located lines: each line holding a ``:digit`` or ``(digit`` is matched from its start (a regex led
+    by ``^`` would be tried at every position of a long output)."""
+    size = len(text)
+    cue = _CUE.search(text)
+    tried = 0
+    while cue is not None and tried < _MAX_LINES:
+        start = text.rfind("\n", 0, cue.start()) + 1
+        end = text.find("\n", cue.end())
+        end = size if end < 0 else end
+        tried += 1
+        match = _LOCATED.match(text, start, end)
+        if match is not None:
+            yield match
+        cue = _CUE.search(text, end + 1)
+
+
 def _located(text: str, lines: list[str]) -> Fingerprint | None:
     """The located findings of a compiler or linter: see the module docstring."""
-    if not _CUE.search(text):
+    if not _LOCATION_CUE.search(text):
         return None
     findings: dict[str, int] = {}
-    for count, match in enumerate(_line_matches(_LOCATED, text, _NEEDLES)):
-        if count == _MAX_LINES:
-            break
+    for match in _located_lines(text):
         found = _finding(match)
         if found is not None:
             findings.setdefault(found[1], found[0])
