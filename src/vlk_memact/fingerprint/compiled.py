@@ -15,6 +15,7 @@ _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
 _RUST_PLAIN = re.compile(
     r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n[ \t]*--> ", re.M
 )
+_RUST_WARNING = re.compile(r"^warning: ([^\n]*)\n[ \t]*--> ", re.M)
 _RUST_NEXT_DIAGNOSTIC = re.compile(r"\n(?=error|warning)")
 _RUST_LABEL = re.compile(r"^[ \t]*(?:\d+[ \t]*)?\|[ \t|_.-]*\^[\^-]*[ \t]+([^\n]+)$", re.M)
 _RUST_PANIC = re.compile(
@@ -52,6 +53,10 @@ def _rust(text: str, lines: list[str]) -> Fingerprint | None:
         match = _RUST_PLAIN.search(text)
         if match:
             return _make("rust", f"error: {_keep_code_spans(match.group(1))}")
+    if "-->" in text and "warning: " in text:  # warnings only (clippy, unused code): the first located one
+        match = _RUST_WARNING.search(text)
+        if match:
+            return _make("rust", f"warning: {_keep_code_spans(match.group(1))}")
     if "panicked at" in text:
         match = _RUST_PANIC.search(text)
         if match:

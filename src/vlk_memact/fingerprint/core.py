@@ -65,14 +65,14 @@ _FILE_TOKEN = rf"{_DRIVE}{_FILE_CHARS}++"
 _LOCATION = (
     rf"(?<![^\s'\"(\[<])(?:File \"[^\"\n]{{1,300}}\", line \d+"
     # one possessive scan of the token rules out the tokens not followed by :digit or (digit
-    rf"|(?=[A-Za-z_./~\\]){_DRIVE}(?={_FILE_CHARS}*+[:(]\d)(?:"
-    rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|\(\d+(?:,\s*\d+)?\)(?=[:\s]|$))"
+    rf"|(?=[A-Za-z_./~\\]){_DRIVE}(?={_FILE_CHARS}*+(?:[:(]|:\[)\d)(?:"
+    rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|:?[(\[]\d+(?:,\s*\d+)?[)\]](?=[:\s]|$))"
     rf"|{_FILE_CHARS}++(?::\d+:\d+(?=[:\s,)\]]|$)|\(\d+,\s*\d+\))))"
 )
 _HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
 # What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
 # file), or ``, line N``. Led by one of ``:(,`` so that the scan skips from one to the next.
-_LOCATION_CUE = re.compile(r"[:(,](?:(?<=[A-Za-z_./\\][:(])\d|(?<=,) line \d)")
+_LOCATION_CUE = re.compile(r"[:(,\[](?:(?<=[A-Za-z_./\\][:(])\d|(?<=[A-Za-z_./\\]:\[)\d|(?<=,) line \d)")
 _NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
 _NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
 # The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
@@ -102,12 +102,12 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 # pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
 # dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
 # (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
-_EXTENSION = (
-    r"(?:py|pyc|pyi|js|mjs|cjs|jsx|ts|tsx|c|h|cc|cpp|cxx|hpp|hh|m|mm|go|rs|java|kt|kts|scala|cs|fs|swift|rb"
-    r"|php|pl|pm|sh|bash|zsh|ps1|bat|cmd|lua|r|jl|dart|ex|exs|erl|hs|ml|clj|vue|svelte|html|htm|css|scss|less"
-    r"|json|yaml|yml|toml|ini|cfg|conf|xml|csv|tsv|txt|md|rst|log|lock|sql|db|sqlite|proto|gradle|properties"
-    r"|env|pem|crt|key|so|dll|dylib|exe|o|a|lib|jar|war|whl|egg|gz|tgz|zip|tar|bz2|xz|png|jpg|jpeg|gif|svg"
-    r"|pdf|bin|dat|out|tmp|bak|swp|pid|sock|cmake|mk|in|am|ac|tf|hcl|ipynb|wasm|map)"
+_EXTENSION = (  # no extension that is also a common name in code (db, key, log, map, lib, env, in, out, data)
+    r"(?:py|pyc|pyi|js|mjs|cjs|jsx|ts|tsx|c|h|cc|cpp|cxx|hpp|hh|mm|go|rs|java|kt|kts|scala|cs|fs|swift|rb"
+    r"|php|pl|pm|sh|bash|zsh|ps1|bat|cmd|lua|jl|dart|ex|exs|erl|hs|ml|clj|vue|svelte|html|htm|css|scss|less"
+    r"|json|yaml|yml|toml|ini|cfg|conf|xml|csv|tsv|txt|md|rst|sql|sqlite|proto|gradle|properties"
+    r"|pem|crt|so|dll|dylib|exe|jar|war|whl|egg|gz|tgz|zip|tar|bz2|xz|png|jpg|jpeg|gif|svg"
+    r"|pdf|swp|cmake|tf|hcl|ipynb|wasm)"
 )
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],

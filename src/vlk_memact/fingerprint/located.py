@@ -2,8 +2,8 @@
 
 Compilers and linters print one finding per line behind where it is: ``path:line:col:`` (GCC, Clang,
 Go, mypy, ruff, pylint, ShellCheck, javac), ``path(line,col):`` (tsc, C#, MSVC), ``path:line:col -``
-(tsc --pretty), ``e: file:///path:line:col`` (kotlinc), a Windows path in any of them. The location is
-noise as a whole (the same error is met in other files, other checkouts, other lines); the tool's id
+(tsc --pretty), ``e: file:///path:line:col`` (kotlinc), ``[ERROR] path:[line,col]`` (Maven), a Windows path
+in any of them. The location is noise as a whole (the same error is met in other files, other checkouts, other lines); the tool's id
 is the anchor (``E0602``, ``F401``, ``TS2304``, ``CS0103``, ``SC2154``, ``[name-defined]``,
 ``[-Wunused-variable]``, ``(unused-import)``: codes and bracketed ids stay verbatim, so two ids are never
 one error); the message keeps its names (see ``core._mask_message``), so one id with two names is two
@@ -25,13 +25,14 @@ _PATH = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?[^\s:'\"()<>\[\]{},;|`]*"
 # A path-shaped token (a slash, a backslash or a dot) before :line[:col] or (line[,col]); any token led by a
 # letter (not a timestamp's date) before :line:col or (line,col). Then the separator: a colon, `` - `` (tsc --pretty) or blanks.
 _LOCATED = re.compile(
-    r"^[ \t]*(?:[ewEW]: )?\[?"
-    rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+(?::\d+)?|\(\d+(?:,\s*\d+)?\))"
+    r"^[ \t]*(?:[ewEW]: |\[[A-Z]{3,8}\] )?\[?"
+    rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}[^\s:'\"()<>\[\]{{}},;|`]"
+    r"(?::\d+(?::\d+)?|\(\d+(?:,\s*\d+)?\)|:\[\d+(?:,\d+)?\])"
     rf"|(?=[A-Za-z_./~\\]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+:\d+|\(\d+,\s*\d+\)))"
     r"\]?(?::[ \t]*| - |[ \t]+)(\S[^\n]*)$",
     re.M,
 )
-_CUE = re.compile(r"[:(]\d")
+_CUE = re.compile(r"[:(\[]\d")
 _MAX_LINES = 64  # lines with a cue looked at: a build log's first ones hold its errors
 _SEVERITY = re.compile(
     r"(?i:(fatal error|error|warning|warn|note|info|information|hint|remark|style|performance|portability))"
