@@ -10,7 +10,7 @@ from dataclasses import dataclass
 #: Bumped whenever the keys change; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them. ``group()`` learns from the
 #: stored keys without changing them (its version-4 stage 2 reads version-3 keys as they are).
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4
 
 _WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
 _LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line

@@ -25,6 +25,7 @@ from ..core.model import (
     Slot,
     TemporalState,
 )
+from .rekey import Rekeyed, StaleFingerprints
 
 
 class Transaction(Protocol):
@@ -231,4 +232,4 @@ def open_store(url: str | None, busy_timeout_ms: int = 5000, lock_wait_ms: int |
     )
 
 
-__all__ = ["Store", "Transaction", "WouldWait", "open_store"]
+__all__ = ["Rekeyed", "StaleFingerprints", "Store", "Transaction", "WouldWait", "open_store"]

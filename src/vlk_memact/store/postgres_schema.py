@@ -234,6 +234,15 @@ def m006_fixes(conn: Connection[tuple[object, ...]]) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys (fix_id)")
 
+
+@migration
+def m007_fingerprint_keys_version(conn: Connection[tuple[object, ...]]) -> None:
+    """The fingerprint version the stored keys are of (3: every earlier release), so that the engine keys
+    lessons and fixes again when the algorithm changed (store/rekey.py); fixes record their own version."""
+    conn.execute("CREATE TABLE fingerprint_keys_version (version integer NOT NULL)")
+    conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
+    conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version integer")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

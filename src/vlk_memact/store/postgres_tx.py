@@ -25,6 +25,7 @@ from .host_calls import HostCalls
 from .postgres_browse import PostgresBrowse
 from .postgres_schema import NOW_MILLIS
 from .retention import Retention
+from .rekey import Rekey
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .timeline import Timeline
 
@@ -44,7 +45,7 @@ def psycopg_style(query: str) -> str:
     return _QMARK.sub("%s", query)
 
 
-class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export):
+class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Rekey):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

@@ -317,6 +317,15 @@ def m007_fixes(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX idx_fix_keys_fix ON fix_keys(fix_id)")
 
+
+@migration
+def m008_fingerprint_keys_version(conn: sqlite3.Connection) -> None:
+    """The fingerprint version the stored keys are of (3: every earlier release), so that the engine keys
+    lessons and fixes again when the algorithm changed (store/rekey.py); fixes record their own version."""
+    conn.execute("CREATE TABLE fingerprint_keys_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
+    conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version INTEGER")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
