@@ -7,17 +7,18 @@ absolute inside or outside the repository, Windows, a temp dir), counts and line
 message. A template without a name is one error met four times. Two views: the message alone (no tool
 id, no location) and the line as the tool prints it (id, file, line, column in the tool's own format).
 
-``records(tool, view)`` gives (texts, truth); ``score_tools(group_fn)`` scores every tool in both views.
+``records(tool, view)`` gives (texts, truth); ``run(groupers, scores)`` scores every tool in both views.
 Deterministic: the same records on every run.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 import string
 from collections.abc import Callable, Iterator
 
-from diagnostic_templates import DEVELOPMENT, TOOLS
+from diagnostic_templates import DEVELOPMENT, LATE, TOOLS
 
 # Names of every kind, in the shapes real code has: plain words, snake_case, camelCase, CamelCase,
 # dotted, with digits, dunder, CONSTANT_CASE, generic and pointer types, scoped packages, module paths.
@@ -120,8 +121,12 @@ def errors(tool: str) -> Iterator[tuple[str, str, dict[str, str]]]:
         yield f"{tool}:{index}:b", code, second
 
 
-def records(tool: str, view: str) -> tuple[list[str], list[str]]:
-    """The texts of a tool in one view and their truth (template and name set); each error twice."""
+def records(tool: str, view: str, message_file_varies: bool = False) -> tuple[list[str], list[str]]:
+    """The texts of a tool in one view and their truth (template and name set); each error twice.
+
+    A path inside a message names one file in other directories (another checkout, absolute or relative);
+    ``message_file_varies`` makes it another file each time too (the sensitivity figure of the report).
+    """
     spec = TOOLS[tool]
     texts, truth = [], []
     rng = random.Random(f"noise:{tool}:{view}")
@@ -129,7 +134,8 @@ def records(tool: str, view: str) -> tuple[list[str], list[str]]:
     for label, code, names in errors(tool):
         template = templates[int(label.split(":")[1])][1]
         for _ in range(2):
-            noise = _noise(rng, spec["ext"], f"mod_{label.split(':')[1]}")
+            file = rng.choice(FILES) if message_file_varies else f"mod_{label.split(':')[1]}"
+            noise = _noise(rng, spec["ext"], file)
             message = template.format(**{**noise, "path": noise["message_path"]}, **names, **{s: names.get(s, "") for s in _slots(template)
                                                            if s not in noise and s not in names})
             if view == "message":
@@ -143,15 +149,40 @@ def records(tool: str, view: str) -> tuple[list[str], list[str]]:
     return texts, truth
 
 
-def held_out(tool: str) -> bool:
-    return tool not in DEVELOPMENT
+def split(tool: str) -> str:
+    """Where a tool stands: the rules were chosen on it, held out, or written after the rules and measured once."""
+    return "development" if tool in DEVELOPMENT else "late held-out" if tool in LATE else "held-out"
 
 
-def score_tools(
-    group_fn: Callable[[list[str]], list], scores: Callable[[list[str], list], dict[str, float]]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Scores of a grouping per tool and view (the tool's records grouped together, as in one session)."""
-    return {
-        tool: {view: scores(truth, group_fn(texts)) for view in VIEWS for texts, truth in [records(tool, view)]}
-        for tool in TOOLS
+Grouper = Callable[[list[str], list[float]], list]
+SPLITS = ("development", "held-out", "late held-out")
+
+
+def run(groupers: dict[str, Grouper], scores: Callable[[list[str], list], dict[str, float]]) -> dict:
+    """Every tool's records grouped together (one session) by each method, in both views, and a summary per
+    split: mean and lowest GA, lowest pairwise precision; plus ours when the message's own file varies too."""
+    tools: dict[str, dict] = {}
+    for tool in TOOLS:
+        views = {view: {m: scores(truth, fn(texts, [])) for m, fn in groupers.items()}
+                 for view in VIEWS for texts, truth in [records(tool, view)]}
+        varied = {view: scores(truth, groupers["ours"](texts, []))
+                  for view in VIEWS for texts, truth in [records(tool, view, message_file_varies=True)]}
+        tools[tool] = {"split": split(tool), "records": len(records(tool, "message")[0]), "views": views,
+                       "ours_message_file_varies": varied}
+    summary = {
+        part: {
+            view: {
+                m: {
+                    "mean_ga": statistics.fmean(t["views"][view][m]["ga"] for t in members),
+                    "min_ga": min(t["views"][view][m]["ga"] for t in members),
+                    "min_precision": min(t["views"][view][m]["precision"] for t in members),
+                }
+                for m in groupers
+            }
+            for view in VIEWS
+        }
+        for part in SPLITS
+        for members in [[t for t in tools.values() if t["split"] == part]]
+        if members
     }
+    return {"tools": tools, "summary": summary}

@@ -43,6 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import diagnostics  # noqa: E402
+from diagnostics_report import METHODS as DIAGNOSTIC_METHODS  # noqa: E402
 from drain3 import TemplateMiner  # noqa: E402
 from grouping_report import markdown  # noqa: E402
 from prototype_fingerprint import fingerprint_log  # noqa: E402
@@ -391,6 +393,7 @@ def run(quick: bool) -> dict:
         around_100 = [t for t in content if 80 <= len(t) <= 120]
         for m in METHODS:
             GROUPERS[m](around_100, short[m])
+    result["diagnostics"] = diagnostics.run({m: GROUPERS[m] for m in DIAGNOSTIC_METHODS}, scores)
     per, on_corpus = grid_scores(sets, corpus)
     result["loso"] = leave_one_out(per, on_corpus)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 
+from diagnostics_report import markdown as diagnostics_markdown
+
 
 def mean(rows: list[dict[str, dict[str, float]]], method: str, metric: str) -> float:
     return statistics.fmean(r[method][metric] for r in rows)
@@ -128,6 +130,10 @@ def markdown(result: dict, methods: tuple[str, ...], precision_floor: float) -> 
         f"{chosen['key_fields']}; shipped in `grouping.py`: variants {shipped['variants']}, agree "
         f"{shipped['agree']}, key= categories {shipped['key_fields']}"
         + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
+    ]
+    if "diagnostics" in result:
+        lines += diagnostics_markdown(result["diagnostics"])
+    lines += [
         "",
         f"Machine: {result['machine']}; load average (1 min) {result['load_at_start']:.2f} at the start of the run, "
         f"{result['load_at_end']:.2f} at its end. Timings are noisy when other work shares the machine.",

@@ -99,22 +99,13 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
 # classes apply to them (see the rule table in ``grouping.py``): the value of a ``key=value``
-# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
-# dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
-# (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
-_EXTENSION = (  # no extension that is also a common name in code (db, key, log, map, lib, env, in, out, data)
-    r"(?:py|pyc|pyi|js|mjs|cjs|jsx|ts|tsx|c|h|cc|cpp|cxx|hpp|hh|mm|go|rs|java|kt|kts|scala|cs|fs|swift|rb"
-    r"|php|pl|pm|sh|bash|zsh|ps1|bat|cmd|lua|jl|dart|ex|exs|erl|hs|ml|clj|vue|svelte|html|htm|css|scss|less"
-    r"|json|yaml|yml|toml|ini|cfg|conf|xml|csv|tsv|txt|md|rst|sql|sqlite|proto|gradle|properties"
-    r"|pem|crt|so|dll|dylib|exe|jar|war|whl|egg|gz|tgz|zip|tar|bz2|xz|png|jpg|jpeg|gif|svg"
-    r"|pdf|swp|cmake|tf|hcl|ipynb|wasm)"
-)
+# pair that is quoted or holds punctuation, a number with its unit, an empty value; dot leaders are
+# separators. A file name is a name everywhere (version 4; masking it changed no Loghub figure). Error
+# codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes (``ERR_SSL_3``) stay verbatim: they are anchors.
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
-    ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    # file name, unquoted: one dot and a file extension (chrome.exe, loader.cpp, app.py); ``os.path`` is a name
-    (".", rf"(?<![\w./\\$'\"`‘“-])[A-Za-z_][\w-]*+\.{_EXTENSION}(?![\w.$-])"),
+    ("=", r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
     ("", _VALUE),  # digits; names and codes kept
 )
 
@@ -148,12 +139,21 @@ _LAST_IS_VALUE = re.compile(rf"^(?:{_VALUE})|<\*>|[\s'\"]")
 
 
 _PATH_BITS = 0b11000  # the POSIX and the Windows path branches (both sets start alike)
+_CALLBACK_BITS = (_PATH_BITS, _PATH_BITS | 1 << 8)  # and the log set's key=value branch: _path_or_value
 
 
 def _path_or_value(match: re.Match[str]) -> str:
     """A path keeps its last component when that is not a value itself: directories are noise (another
-    checkout, a temp dir, in or out of the repository), the file or module named is not (``ssl.h``)."""
-    if match.lastgroup not in ("path", "wpath"):
+    checkout, a temp dir, in or out of the repository), the file or module named is not (``ssl.h``).
+    The value of an option (``-std=c++17``, ``--max-line-length=100``) is part of the option's name."""
+    group = match.lastgroup
+    if group == "kv":
+        line = match.string
+        key = match.start() - 1  # the '='
+        while key > 0 and (line[key - 1].isalnum() or line[key - 1] in "_-"):
+            key -= 1
+        return match.group() if line[key] == "-" else "<*>"
+    if group not in ("path", "wpath"):
         return "<*>"
     last = match.group().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     if not last or last in (".", "..") or _LAST_IS_VALUE.search(last):
@@ -170,7 +170,9 @@ def _volatile_sub(text: str, which: int = 0) -> str:
     for bit, regex in regexes:
         if regex.search(text):
             needed |= bit
-    return _masker(which, needed).sub(_path_or_value if needed & _PATH_BITS else "<*>", text)
+    if not needed & _CALLBACK_BITS[which]:
+        return _masker(which, needed).sub("<*>", text)
+    return _masker(which, needed).sub(_path_or_value, text)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
@@ -179,7 +181,7 @@ _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
 _QUOTED = re.compile(
     r"'(?<!\w')([^'\n]{0,300})'(?!\w)|\"(?<!\w\")([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
-_IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
+_IDENT = re.compile(r"-{0,2}[A-Za-z_$][\w$.:<>\[\]&*,+=-]{0,80}(?:\(\))?")  # a name, a type, an option
 _TRAILING_LITERAL = re.compile(r"(:\s*)(b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
 _VALUE_CUE = re.compile(
     r"(?i)\b(?:literal|string|str|value|input|got|received|data|text|content|number|float|int|integer|json)\b"
