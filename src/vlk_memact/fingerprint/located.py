@@ -43,6 +43,8 @@ _DETAIL = re.compile(r"\n[ \t]+([a-z][a-z ]{1,20}:[ \t]+\S[^\n]*)")
 _RANK = {"fatal error": 0, "error": 0, "": 1, "warning": 2, "warn": 2, "style": 3, "performance": 3,
          "portability": 3, "info": 4, "information": 4, "hint": 4, "remark": 4, "note": 5}
 _MAX_FINDINGS = 3
+_PY_WARNING = re.compile(r"[A-Z]\w*Warning: ")
+_ERROR_CUE = re.compile(r"(?i)\b(?:error|failed|failure|fatal|exception|traceback|timed out|killed|panic)\b")
 
 
 def _finding(match: re.Match[str]) -> tuple[int, str] | None:
@@ -53,6 +55,8 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
     if found:
         severity = found.group(1).lower()
         rest = rest[found.end():]
+    elif _PY_WARNING.match(rest):  # ``path:line: DeprecationWarning: ...`` (Python's warnings)
+        severity = "warning"
     code = _ID_FIRST.match(rest)
     anchor = ""
     if code:
@@ -70,6 +74,14 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
     if not any(ch.isalpha() for ch in message.replace("<*>", "")):
         return None
     return _RANK[severity], anchor + message
+
+
+def _error_elsewhere(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a line that is no located finding says that something failed."""
+    for found in _ERROR_CUE.finditer(text):
+        if not any(start <= found.start() < end for start, end in spans):
+            return True
+    return False
 
 
 def _located_lines(text: str) -> Iterator[re.Match[str]]:
@@ -94,14 +106,18 @@ def _located(text: str, lines: list[str]) -> Fingerprint | None:
     if not _LOCATION_CUE.search(text):
         return None
     findings: dict[str, int] = {}
+    spans = []
     for match in _located_lines(text):
         found = _finding(match)
         if found is not None:
             findings.setdefault(found[1], found[0])
+            spans.append(match.span())
     if not findings:
         return None
     best = min(findings.values())
     if best == _RANK["note"]:
         return None  # notes alone are no error
+    if best >= _RANK["warning"] and _error_elsewhere(text, spans):
+        return None  # warnings printed on the way to an error they are not (a command that then timed out)
     chosen = [part for part, rank in findings.items() if rank == best][:_MAX_FINDINGS]
     return _make("diagnostic", "; ".join(chosen))
