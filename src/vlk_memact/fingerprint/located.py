@@ -47,8 +47,8 @@ _PY_WARNING = re.compile(r"[A-Z]\w*Warning: ")
 _ERROR_CUE = re.compile(r"(?i)\b(?:error|failed|failure|fatal|exception|traceback|timed out|killed|panic)\b")
 
 
-def _finding(match: re.Match[str]) -> tuple[int, str] | None:
-    """(rank, key part) of one located line; None when its message is only values (a Go frame's ``+0x1d``)."""
+def _parse(match: re.Match[str]) -> tuple[int, str, str]:
+    """(rank, id, message) of one located line, before masking: the rank decides which lines are masked."""
     rest = match.group(1)
     severity = ""
     found = _SEVERITY.match(rest)
@@ -66,6 +66,11 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
         if found:
             severity = found.group(1).lower()
             rest = rest[found.end():]
+    return _RANK[severity], anchor, rest
+
+
+def _finding(match: re.Match[str], anchor: str, rest: str) -> str | None:
+    """The key part of one located line; None when its message is only values (a Go frame's ``+0x1d``)."""
     detail = _DETAIL.match(match.string, match.end())
     while detail:  # javac's symbol:/location: lines under the finding
         rest += " | " + detail.group(1)
@@ -73,7 +78,7 @@ def _finding(match: re.Match[str]) -> tuple[int, str] | None:
     message = _mask_message(rest)
     if not any(ch.isalpha() for ch in message.replace("<*>", "")):
         return None
-    return _RANK[severity], anchor + message
+    return anchor + message
 
 
 def _error_elsewhere(text: str, spans: list[tuple[int, int]]) -> bool:
@@ -105,19 +110,21 @@ def _located(text: str, lines: list[str]) -> Fingerprint | None:
     """The located findings of a compiler or linter: see the module docstring."""
     if not _LOCATION_CUE.search(text):
         return None
-    findings: dict[str, int] = {}
-    spans = []
-    for match in _located_lines(text):
-        found = _finding(match)
-        if found is not None:
-            findings.setdefault(found[1], found[0])
-            spans.append(match.span())
-    if not findings:
-        return None
-    best = min(findings.values())
-    if best == _RANK["note"]:
-        return None  # notes alone are no error
-    if best >= _RANK["warning"] and _error_elsewhere(text, spans):
-        return None  # warnings printed on the way to an error they are not (a command that then timed out)
-    chosen = [part for part, rank in findings.items() if rank == best][:_MAX_FINDINGS]
-    return _make("diagnostic", "; ".join(chosen))
+    located = [(match, *_parse(match)) for match in _located_lines(text)]
+    for rank in sorted({rank for _, rank, _, _ in located}):
+        if rank == _RANK["note"]:
+            return None  # notes alone are no error
+        chosen: dict[str, None] = {}
+        for match, line_rank, anchor, rest in located:
+            if line_rank == rank:
+                part = _finding(match, anchor, rest)
+                if part is not None:
+                    chosen[part] = None
+                    if len(chosen) == _MAX_FINDINGS:
+                        break
+        if not chosen:
+            continue  # only values at this rank (Go frames): the next rank
+        if rank >= _RANK["warning"] and _error_elsewhere(text, [m.span() for m, *_ in located]):
+            return None  # warnings printed on the way to an error they are not (a command that then timed out)
+        return _make("diagnostic", "; ".join(chosen))
+    return None
