@@ -33,7 +33,7 @@ _LOCATED = re.compile(
     re.M,
 )
 _CUE = re.compile(r"[:(\[]\d")
-_MAX_LINES = 64  # lines with a cue looked at: a build log's first ones hold its errors
+_MAX_LINES = 32  # lines with a cue looked at: a build log's first ones hold its errors
 _SEVERITY = re.compile(
     r"(?i:(fatal error|error|warning|warn|note|info|information|hint|remark|style|performance|portability))"
     r"(?:\s*:\s*|\s+(?=[A-Z]{1,4}-?\d))"

@@ -74,8 +74,8 @@ _LINT_HOLDS = ("- E", "- F", "- W", "- C", "Warning: ", "Error: ")
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if not (text.startswith("- ") or "\n- " in text):
-        return None  # no line can hold a finding
+    if "ERRORS:\n- " not in text and not text.startswith(("- E", "- F", "- W", "- C")):
+        return None  # no list of findings
     findings: dict[str, None] = {}
     for m in _line_matches(_LINT, text, _LINT_HOLDS):
         findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
