@@ -43,12 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import diagnostics  # noqa: E402
+from diagnostics_report import METHODS as DIAGNOSTIC_METHODS  # noqa: E402
 from drain3 import TemplateMiner  # noqa: E402
 from grouping_report import markdown  # noqa: E402
 from prototype_fingerprint import fingerprint_log  # noqa: E402
 
 from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint, group  # noqa: E402
-from vlk_memact.fingerprint.core import _mask  # noqa: E402
 from vlk_memact.fingerprint.grouping import AGREE, KEY_FIELDS, VARIANTS  # noqa: E402
 
 LOGHUB_META = ("LineId", "Content", "EventId", "EventTemplate")
@@ -84,9 +85,23 @@ def group_keys_only(texts: list[str], times: list[float]) -> list[int]:
     return group(texts, fingerprints=[fingerprint(t) for t in texts], variants=0)
 
 
+_DELIM = r"\s,;:()\[\]{}\"'`=<>|"
+_GENERIC = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # URL, e-mail
+    r"|(?:[A-Za-z]:\\|~/|\.{1,2}/|/)[^\s'\"()<>\[\]{},;:|`]+|[\w.-]+/[\w./-]+"  # paths
+    rf"|(?<![^{_DELIM}])[^{_DELIM}\d]*\d[^{_DELIM}]*"  # any token holding a digit: numbers, ids, hex, IPs
+)
+_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
+
+
+def generic_key(text: str) -> str:
+    """The generic masking key (mask_v2 of the research notes): URLs, e-mails, paths and every token holding a
+    digit masked, runs of placeholders collapsed, then exact match. Not the fingerprint's own masking."""
+    return " ".join(_RUN.sub("<*>", _GENERIC.sub("<*>", " ".join(text.split()))).split())
+
+
 def group_generic_mask(texts: list[str], times: list[float]) -> list[str]:
-    """The plain generic key: numbers, hex, paths, URLs, IPs, hosts, dates masked, then exact match."""
-    return [_mask(" ".join(text.split())) for text in texts]
+    return [generic_key(text) for text in texts]
 
 
 def group_prototype(texts: list[str], times: list[float]) -> list[str]:
@@ -391,6 +406,7 @@ def run(quick: bool) -> dict:
         around_100 = [t for t in content if 80 <= len(t) <= 120]
         for m in METHODS:
             GROUPERS[m](around_100, short[m])
+    result["diagnostics"] = diagnostics.run({m: GROUPERS[m] for m in DIAGNOSTIC_METHODS}, scores)
     per, on_corpus = grid_scores(sets, corpus)
     result["loso"] = leave_one_out(per, on_corpus)
 

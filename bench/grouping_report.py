@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 
+from diagnostics_report import markdown as diagnostics_markdown
+
 
 def mean(rows: list[dict[str, dict[str, float]]], method: str, metric: str) -> float:
     return statistics.fmean(r[method][metric] for r in rows)
@@ -18,9 +20,10 @@ def markdown(result: dict, methods: tuple[str, ...], precision_floor: float) -> 
         "",
         "GA = grouping accuracy; P/R = pairwise precision/recall. Ours = `vlk_memact.fingerprint.group` (what the loop",
         "detector runs); keys only = its first stage alone (exact text and shared fingerprint keys: how v2 grouped,",
-        "with the v3 masking);",
-        "generic mask = the masking every family uses (numbers, hex, paths, URLs, IPs, hosts, dates) on the whole text, then",
-        "exact match; drain3 = `TemplateMiner()` with default settings; prototype = the reference `fingerprint_log` (spec §6.1).",
+        "with this version's masking);",
+        "generic mask = a generic masking key (URLs, e-mails, paths and every token holding a digit masked: mask_v2 of",
+        "the research notes) on the whole text, then exact match; drain3 = `TemplateMiner()` with default settings;",
+        "prototype = the reference `fingerprint_log` (spec §6.1).",
         "",
         head,
         "|" + "---|" * (1 + 3 * len(methods)),
@@ -128,6 +131,10 @@ def markdown(result: dict, methods: tuple[str, ...], precision_floor: float) -> 
         f"{chosen['key_fields']}; shipped in `grouping.py`: variants {shipped['variants']}, agree "
         f"{shipped['agree']}, key= categories {shipped['key_fields']}"
         + ("." if chosen == shipped else " (MISMATCH: update grouping.py)."),
+    ]
+    if "diagnostics" in result:
+        lines += diagnostics_markdown(result["diagnostics"])
+    lines += [
         "",
         f"Machine: {result['machine']}; load average (1 min) {result['load_at_start']:.2f} at the start of the run, "
         f"{result['load_at_end']:.2f} at its end. Timings are noisy when other work shares the machine.",

@@ -1,9 +1,10 @@
 """Fingerprint keys are stored with each row: a speed-up or a clean-up must not change one of them.
 
 ``tests/data/fingerprint_keys.json`` holds the kind and key of every corpus record and of a set of
-log and tool lines that exercise every masking class, as version 3 made them before its speed-up
-(commit d68c02a). When the keys are meant to change, ``FINGERPRINT_VERSION`` is bumped and the
-file is written again from the new version, with a migration for the stored rows.
+log and tool lines that exercise every masking class (version 3's, and since version 4 located
+diagnostics, names with digits, quoted types, options and paths inside messages). When the keys are
+meant to change, ``FINGERPRINT_VERSION`` is bumped and the file is written again from the new
+version, with a migration for the stored rows (version 4: ``engine/rekey.py``, ``tests/test_rekey.py``).
 """
 
 from __future__ import annotations

@@ -55,7 +55,8 @@ def test_corpus_is_large_and_varied() -> None:
     records = _corpus()
     variants = Counter(r["group"] for r in records)
     assert len(variants) >= 60
-    assert min(variants.values()) >= 3
+    # every case has three variants; a case whose variants name different keys is three errors (issue 38)
+    assert min(n for g, n in variants.items() if "#" not in g) >= 3
     assert len({r["ecosystem"] for r in records}) >= 10
     assert CORPUS.stat().st_size < 2_000_000
 
@@ -174,7 +175,9 @@ def test_rustc_key_ignores_location(root: str, line: int, col: int) -> None:
 @given(tmp_dirs, line_numbers)
 def test_node_key_ignores_location(root: str, line: int) -> None:
     text = f"TypeError: x.map is not a function\n    at render ({root}/lib/app.js:{line}:7)\n"
-    assert fingerprint(text).key == "javascript:TypeError: x.map is not a function@app.js:render"
+    assert fingerprint(text).key == "javascript:TypeError: x.map is not a function@render"
+    other_file = text.replace("lib/app.js", "src/view.js")
+    assert fingerprint(other_file).key == fingerprint(text).key  # the location is noise, the function is not
 
 
 def test_fingerprint_is_a_frozen_value() -> None:
@@ -297,5 +300,5 @@ def test_huge_input_keeps_the_error_at_the_end() -> None:
         + 'Traceback (most recent call last):\n  File "/w/app.py", line 9, in run\n    go()\nValueError: bad value\n'
     )
     start = time.perf_counter()
-    assert fingerprint(text).key == "python:ValueError: bad value@app.py:run"
+    assert fingerprint(text).key == "python:ValueError: bad value@run"
     assert time.perf_counter() - start < 5.0  # backtracking would take minutes; generous for loaded CI

@@ -50,6 +50,11 @@ class Case:
 
 
 CASES: list[Case] = []
+# Cases whose variants name a different key, constraint, script or config entry: each variant is its own
+# error (a name tells errors apart, issue 38), so each gets its own group.
+NAMED_PER_VARIANT = frozenset(
+    {"py-keyerror-load", "py-keyerror-save", "pytest-keyerror", "js-custom-error", "sh-permission", "pg-unique"}
+)
 
 
 def case(group: str, ecosystem: str) -> Callable[[Callable[[Path, int], str]], Callable[[Path, int], str]]:
@@ -975,11 +980,11 @@ def generate(only: set[str] | None) -> list[dict[str, object]]:
             if not text.strip():
                 print(f"skip {item.group}#{v}: no output", file=sys.stderr)
                 continue
-            variant = sum(1 for r in records if r["group"] == item.group)
+            variant = sum(1 for r in records if r["group"].split("#")[0] == item.group)
             records.append(
                 {
                     "text": text[:MAX_TEXT],
-                    "group": item.group,
+                    "group": f"{item.group}#{variant}" if item.group in NAMED_PER_VARIANT else item.group,
                     "ecosystem": item.ecosystem,
                     "variant": variant,
                 }

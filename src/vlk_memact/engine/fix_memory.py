@@ -25,8 +25,8 @@ STEP_CHARS = 150
 
 def match_keys(fingerprint_keys: Sequence[str]) -> tuple[str, ...]:
     """The keys a fix is stored and looked up by: the error's fingerprint keys, and each one without the
-    location it was raised at (`...@reproduce.py:<module>`): the same missing module or command met from
-    another script is the same error to fix."""
+    function it was raised in (`...@<module>`, `...@load`): the same missing module or command met from
+    another function is the same error to fix."""
     keys = dict.fromkeys(fingerprint_keys)
     for key in fingerprint_keys:
         if "@" in key:

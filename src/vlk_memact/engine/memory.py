@@ -7,15 +7,31 @@ of its own: recording.py, history.py, context.py, lessons.py (with fix_memory.py
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from .admin import Administration
 from .base import DEFAULT_TENANT
 from .context import Context
 from .history import History
 from .lessons import Lessons
 from .recording import Recording
+from .rekey import rekey_if_stale
 
 __all__ = ["DEFAULT_TENANT", "Memory"]
 
 
+log = logging.getLogger(__name__)
+
+
 class Memory(Recording, History, Context, Lessons, Administration):
     """The library API: `with Memory() as m: m.record_state(raw_log=...)`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        opens_store = kwargs.get("store") is None
+        super().__init__(*args, **kwargs)
+        if opens_store:  # the store it opened may hold keys of an older fingerprint version (engine/rekey.py)
+            try:
+                rekey_if_stale(self.store)
+            except Exception as exc:  # a busy or read-only store: serve anyway, the next open tries again
+                log.warning("Could not re-key stored fingerprints yet: %s", exc)

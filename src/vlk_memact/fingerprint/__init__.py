@@ -8,7 +8,10 @@ addresses) so a changed line number, temp dir or pid does not split the group.
 
 ``fingerprint()`` lives in ``dispatch.py``: its ``_DETECTORS`` are the families in the order they
 are tried, each in the module of its ecosystem (``compiled.py``, ``python.py``, ``javascript.py``,
-``one_line.py``, ``last_resort.py``); ``core.py`` holds the key type and the masking they share.
+``one_line.py``, ``last_resort.py``) or of its form (``located.py``: a compiler's or linter's findings
+behind their location); ``core.py`` holds the key type and the masking they share: names (identifiers,
+types, modules, options, file names) stay, values (numbers, ids, hashes, addresses, times, locations,
+a path's directories) go.
 
 ``group(texts)`` turns a session's outputs into group labels: equal keys, then the token positions
 the batch itself shows to be parameters among lines no family recognised (``grouping.py``); the loop

@@ -15,6 +15,7 @@ _RUST_CODE = re.compile(r"^error\[(E\d{4,5})\]: ([^\n]*)", re.M)
 _RUST_PLAIN = re.compile(
     r"^error: (?!aborting due to|could not compile|test failed|\d+ previous)([^\n]*)\n[ \t]*--> ", re.M
 )
+_RUST_WARNING = re.compile(r"^warning: ([^\n]*)\n[ \t]*--> ", re.M)
 _RUST_NEXT_DIAGNOSTIC = re.compile(r"\n(?=error|warning)")
 _RUST_LABEL = re.compile(r"^[ \t]*(?:\d+[ \t]*)?\|[ \t|_.-]*\^[\^-]*[ \t]+([^\n]+)$", re.M)
 _RUST_PANIC = re.compile(
@@ -52,6 +53,10 @@ def _rust(text: str, lines: list[str]) -> Fingerprint | None:
         match = _RUST_PLAIN.search(text)
         if match:
             return _make("rust", f"error: {_keep_code_spans(match.group(1))}")
+    if "-->" in text and "warning: " in text:  # warnings only (clippy, unused code): the first located one
+        match = _RUST_WARNING.search(text)
+        if match:
+            return _make("rust", f"warning: {_keep_code_spans(match.group(1))}")
     if "panicked at" in text:
         match = _RUST_PANIC.search(text)
         if match:
@@ -68,7 +73,6 @@ _GO_RUNTIME = ("runtime.", "testing.", "sync.", "panic(", "internal/", "reflect.
 _GO_FAIL = re.compile(r"^[ \t]*--- FAIL: (\S+)[^\n]*\n((?:[ \t]+[^\n]*\n){0,40})", re.M)
 _GO_TESTIFY = re.compile(r"^[ \t]*Error:[ \t]+(\S[^\n]*)", re.M)
 _GO_LOCATED = re.compile(r"^[ \t]*[\w./-]+\.go:\d+: ?")
-_GO_BUILD = re.compile(r"^(?:\.{0,2}/)?[\w./-]+\.go:\d+(?::\d+)?: ([^\n]+)", re.M)
 
 
 def _go_frame(text: str, start: int) -> str:
@@ -82,7 +86,7 @@ def _go_frame(text: str, start: int) -> str:
             and ".go:" in location
             and not func.startswith(_GO_RUNTIME)
         ):
-            return f"@{_basename(location.strip().rsplit(':', 1)[0])}:{func}"
+            return f"@{func}"  # its file and line are a location: noise
     return ""
 
 
@@ -101,7 +105,7 @@ def _go_test(text: str) -> Fingerprint | None:
 
 
 def _go(text: str, lines: list[str]) -> Fingerprint | None:
-    """Go panics and fatal errors (with their frame), ``go test`` failures, build errors."""
+    """Go panics and fatal errors (with their frame), ``go test`` failures."""
     if "goroutine " in text:
         match = _GO_PANIC.search(text)
         if match:
@@ -109,11 +113,7 @@ def _go(text: str, lines: list[str]) -> Fingerprint | None:
             return _make("go", f"{kind}: {_mask_message(message)}{_go_frame(text, match.end())}")
     if "--- FAIL: " in text:
         return _go_test(text)
-    if ".go:" in text:
-        match = _GO_BUILD.search(text)
-        if match:
-            return _make("go", _mask_message(match.group(1)))
-    return None
+    return None  # build errors are located diagnostics (located.py)
 
 
 # Java ------------------------------------------------------------------------------
@@ -124,18 +124,10 @@ _JAVA_HEAD = re.compile(
 )
 _JAVA_FRAME = re.compile(r"^[ \t]+at ([\w$.<>/]+)\(", re.M)
 _JAVA_LIBRARY = ("java.", "javax.", "jdk.", "sun.", "org.junit.", "junit.", "org.apache.maven.", "kotlin.")
-_JAVAC = re.compile(
-    r"^[^\n:]*\.java:\d+: error: ([^\n]*)(?:\n(?:[^\n]*\n){0,3}?[ \t]*symbol:[ \t]*([^\n]*))?", re.M
-)
 
 
 def _java(text: str, lines: list[str]) -> Fingerprint | None:
-    """javac errors, then JVM exceptions: the root cause and its first in-project frame."""
-    if ".java:" in text:
-        match = _JAVAC.search(text)
-        if match:
-            symbol = f" [{_mask_message(match.group(2))}]" if match.group(2) else ""
-            return _make("java", f"javac error: {_mask_message(match.group(1))}{symbol}")
+    """JVM exceptions: the root cause and its first in-project frame (javac's errors are located diagnostics)."""
     if "\tat " not in text and "    at " not in text:
         return None
     heads = list(_JAVA_HEAD.finditer(text))

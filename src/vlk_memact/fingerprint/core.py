@@ -10,7 +10,7 @@ from dataclasses import dataclass
 #: Bumped whenever the keys change; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them. ``group()`` learns from the
 #: stored keys without changing them (its version-4 stage 2 reads version-3 keys as they are).
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4
 
 _WINDOW = 8192  # chars kept from each end of huge inputs: errors live at the start or the end
 _LINE_CAP = 600  # a single line is cut before masking, which bounds the regex work per line
@@ -50,37 +50,63 @@ def _cue(*needles: str) -> re.Pattern[str]:
 # character, so ``_masker`` tests that once per position instead of once per branch, and
 # possessive ``*+`` runs skip backtracking that could never match (both change no result).
 _PATH_END = r"[^\s'\"()<>\[\]{},;:|`‘’]"
+# A token holding a digit is a value (number, id, hash, version, address) unless it is a name or a code.
+# A name is identifier-shaped (segments of letters and underscores joined by dots) with one short run of
+# digits right after a letter: x1, int32, sha256, Point2D, test_api_v2, base64, fmt.Sprintf2. A run after a
+# separator (rdd_42, part-00000), a second run (a3f9c2e1, x86_64) or a longer one (user1234) is an id.
+# Codes (E0277, ORA-00942, ERR_SSL_3, TS2304, SC2154) are anchors and stay verbatim.
+_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
+# A location is noise as a whole, file name included (the same error is met in other files): a path-shaped
+# token (with a slash, a backslash or a file extension) before ``:line[:col]`` or ``(line[,col])``, any token
+# before ``:line:col`` or ``(line,col)``, and Python's ``File "path", line N``.
+_DRIVE = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?"
+_FILE_CHARS = r"[^\s:'\"()<>\[\]{},;|`]"
+_FILE_TOKEN = rf"{_DRIVE}{_FILE_CHARS}++"
+_LOCATION = (
+    rf"(?<![^\s'\"(\[<])(?:File \"[^\"\n]{{1,300}}\", line \d+"
+    # one possessive scan of the token rules out the tokens not followed by :digit or (digit
+    rf"|(?=[A-Za-z_./~\\]){_DRIVE}(?={_FILE_CHARS}*+(?:[:(]|:\[)\d)(?:"
+    rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|:?[(\[]\d+(?:,\s*\d+)?[)\]](?=[:\s]|$))"
+    rf"|{_FILE_CHARS}++(?::\d+:\d+(?=[:\s,)\]]|$)|\(\d+,\s*\d+\))))"
+)
+_HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
+# What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
+# file), or ``, line N``. Led by one of ``:(,`` so that the scan skips from one to the next.
+_LOCATION_CUE = re.compile(r"[:(,\[](?:(?<=[A-Za-z_./\\][:(])\d|(?<=[A-Za-z_./\\]:\[)\d|(?<=,) line \d)")
+_NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
+_NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
+# The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
+_VALUE = rf"(?<![^{_DELIM}])(?=[^{_DELIM}\d]*+\d){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
 _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
     ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+    (_LOCATION_CUE, _LOCATION),  # where a diagnostic points: a file and its line (and column)
     (
         "/",
-        rf"(?<![\w/.~-])(?:(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
-        r"|[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes
+        rf"(?<![\w/.~-])(?P<path>(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
+        r"|(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes, not a module path
         r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
     ),
-    ("\\", rf"(?<![\w/.~-])[A-Za-z]:\\{_PATH_END}+"),  # Windows path
+    ("\\", rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
     (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
         _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    ("", rf"(?<![^{_DELIM}])[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # any token holding a digit
+    (_HEX_BYTES_CUE, r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
+    ("", _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
 # classes apply to them (see the rule table in ``grouping.py``): the value of a ``key=value``
-# pair that is quoted or holds punctuation, a file name, a number with its unit, an empty value;
-# dot leaders are separators. Error codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes
-# (``ERR_SSL_3``) stay verbatim even with digits: they are anchors.
-_CODE = r"(?:[A-Z]{1,4}-?\d{3,5}|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"  # E0277, ORA-00942, ERR_SSL_3
+# pair that is quoted or holds punctuation, a number with its unit, an empty value; dot leaders are
+# separators. A file name is a name everywhere (version 4; masking it changed no Loghub figure). Error
+# codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes (``ERR_SSL_3``) stay verbatim: they are anchors.
 _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
-    ("=", r"(?<=[\w\])]=)(?:\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    # file name: one dot, a short lowercase extension (chrome.exe, loader.cpp, app.py)
-    (".", r"(?<![\w./\\$-])[A-Za-z_][\w-]*+\.[a-z][a-z0-9]{0,3}(?![\w.$-])"),
-    ("", rf"(?<![^{_DELIM}])(?!{_CODE}(?![^{_DELIM}]))[^{_DELIM}\d]*+\d[^{_DELIM}]*"),  # digits, codes kept
+    ("=", r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
+    ("", _VALUE),  # digits; names and codes kept
 )
 
 
@@ -109,10 +135,34 @@ def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[in
 
 
 _GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
+_LAST_IS_VALUE = re.compile(rf"^(?:{_VALUE})|<\*>|[\s'\"]")
 
 
-def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
-    """The alternation of the branches whose guard (substring or regex) passes on ``text``."""
+_PATH_BITS = 0b11000  # the POSIX and the Windows path branches (both sets start alike)
+_CALLBACK_BITS = (_PATH_BITS, _PATH_BITS | 1 << 8)  # and the log set's key=value branch: _path_or_value
+
+
+def _path_or_value(match: re.Match[str]) -> str:
+    """A path keeps its last component when that is not a value itself: directories are noise (another
+    checkout, a temp dir, in or out of the repository), the file or module named is not (``ssl.h``).
+    The value of an option (``-std=c++17``, ``--max-line-length=100``) is part of the option's name."""
+    group = match.lastgroup
+    if group == "kv":
+        line = match.string
+        key = match.start() - 1  # the '='
+        while key > 0 and (line[key - 1].isalnum() or line[key - 1] in "_-"):
+            key -= 1
+        return match.group() if line[key] == "-" else "<*>"
+    if group not in ("path", "wpath"):
+        return "<*>"
+    last = match.group().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    if not last or last in (".", "..") or _LAST_IS_VALUE.search(last):
+        return "<*>"
+    return last
+
+
+def _volatile_sub(text: str, which: int = 0) -> str:
+    """Mask ``text`` with the alternation of the branches whose guard (substring or regex) passes on it."""
     needed, substrings, regexes = _GUARDS[which]
     for bit, substring in substrings:
         if substring in text:
@@ -120,7 +170,9 @@ def _volatile(text: str, which: int = 0) -> re.Pattern[str]:
     for bit, regex in regexes:
         if regex.search(text):
             needed |= bit
-    return _masker(which, needed)
+    if not needed & _CALLBACK_BITS[which]:
+        return _masker(which, needed).sub("<*>", text)
+    return _masker(which, needed).sub(_path_or_value, text)
 
 
 _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
@@ -129,8 +181,14 @@ _PLACEHOLDER_RUN = re.compile(r"<\*>(?:[\s,;:./#_+-]*<\*>)+")
 _QUOTED = re.compile(
     r"'(?<!\w')([^'\n]{0,300})'(?!\w)|\"(?<!\w\")([^\"\n]{0,300})\"(?!\w)|‘([^’\n]{0,300})’|“([^”\n]{0,300})”"
 )
-_IDENT = re.compile(r"[A-Za-z_$][\w$.:<>\[\]&*,-]{0,80}(?:\(\))?")
-_TRAILING_LITERAL = re.compile(r"(:\s*)(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_IDENT = re.compile(r"-{0,2}[A-Za-z_$][\w$.:<>\[\]&*,+=-]{0,80}(?:\(\))?")  # a name, a type, an option
+_TRAILING_LITERAL = re.compile(r"(:\s*)(b?'[^'\n]*'|b?\"[^\"\n]*\"|-?\d[\w.+-]*)\s*$")
+_VALUE_CUE = re.compile(
+    r"(?i)\b(?:literal|string|str|value|input|got|received|data|text|content|number|float|int|integer|json)\b"
+)
+_TYPE_PUNCTUATION = re.compile(r"[<>\[\]{}*&|:;()]")
+_MASKED_AS_VALUE = re.compile(r"(?:<\*>)?")
+_QUOTES = re.compile(r"['\"`‘’“”]")  # a sentence quoting a name is no value: ``"no item named 'host'"``
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
 _EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
@@ -150,7 +208,7 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029]+")
 def _mask(text: str) -> str:
     """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces."""
     text = text[:_LINE_CAP]
-    masked = _volatile(text).sub("<*>", text)
+    masked = _volatile_sub(text)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 
@@ -161,27 +219,51 @@ def _mask_log(text: str) -> str:
         text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
     if "..." in text:
         text = _DOT_LEADER.sub(" ", text)
-    masked = _volatile(text, 1).sub("<*>", text)
+    masked = _volatile_sub(text, 1)
     if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
     return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
 
 
+def _is_value(inner: str) -> bool:
+    """A quoted text that is a value, not a name: a sentence (five words or more and no type punctuation).
+
+    Names, types and options stay, with spaces or digits (``'x1'``, ``'const char *'``, ``'dict[str, Any]'``,
+    ``'-std=c++17'``): the masking that follows still takes numbers, paths and ids out of them.
+    """
+    return inner.count(" ") >= 4 and not _TYPE_PUNCTUATION.search(inner) and not _QUOTES.search(inner)
+
+
 def _quote_repl(match: re.Match[str]) -> str:
-    """Keep quoted names and short tokens (the signal); mask quoted values."""
+    """Keep quoted names, types and short tokens (the signal); mask quoted sentences (values)."""
     inner = next(g for g in match.groups() if g is not None)
-    quote = match.group(0)[0]
-    if len(inner) <= 3 or _IDENT.fullmatch(inner):
+    if not _is_value(inner):
         return match.group(0)
+    quote = match.group(0)[0]
     return f"{quote}<*>{quote}" if quote in "'\"" else "<*>"
+
+
+def _trailing_repl(match: re.Match[str]) -> str:
+    """A literal after the last colon is a value, unless it is a quoted name (``argument: 'timeout'``) and
+    the words before it do not call it a value (``invalid literal for int(): 'abc'``, ``input string: "x"``)."""
+    literal = match.group(2).lstrip("b")
+    if literal[:1] in "'\"" and _IDENT.fullmatch(literal[1:-1]):
+        before = match.string[max(0, match.start() - 48) : match.start()]
+        if not _VALUE_CUE.search(before):
+            return match.group(0)
+    return f"{match.group(1)}<*>"
 
 
 def _mask_message(message: str) -> str:
     """Mask an exception or diagnostic message: values go, names and anchors stay."""
     message = message.strip()[:_LINE_CAP]
     if _WHOLE_LITERAL.fullmatch(message):
-        return "<*>"
-    message = _TRAILING_LITERAL.sub(r"\1<*>", message)
+        inner = message.lstrip("b")
+        if inner[:1] not in "'\"" or _is_value(inner[1:-1]) or _MASKED_AS_VALUE.fullmatch(_mask(inner[1:-1])):
+            return "<*>"
+        return f"{inner[0]}{_mask_message(inner[1:-1])}{inner[0]}"  # ``KeyError: 'host'`` names a key
+    if ":" in message:
+        message = _TRAILING_LITERAL.sub(_trailing_repl, message)
     if "'" in message or '"' in message or "‘" in message or "“" in message:
         message = _QUOTED.sub(_quote_repl, message)
     return _mask(message)

@@ -14,6 +14,7 @@ from .compiled import _go, _java, _rust
 from .core import _WINDOW, Fingerprint
 from .javascript import _javascript, _js_test, _typescript
 from .last_resort import _exit_code, _fallback
+from .located import _located
 from .one_line import _bare_exception, _http, _line_family
 from .python import _lint, _pytest, _python
 
@@ -24,6 +25,7 @@ _DETECTORS: tuple[_Detector, ...] = (
     _pytest,
     _python,
     _go,
+    _located,
     _java,
     _typescript,
     _js_test,

@@ -16,7 +16,9 @@ the same).
 
 Precision guards, each a reason two records are different errors whatever the batch says: a
 position never becomes a parameter when one of its values is an anchor (error code, exception
-class, errno or signal name, CONSTANT_CASE code, log severity, the digest of a key's cut tail);
+class, errno or signal name, CONSTANT_CASE code, log severity, the digest of a key's cut tail) or a
+name (quoted or backticked, snake_case, camelCase, dotted, ``::``-joined, called, a digit beside a
+letter: a plain word such as a user name still can be one);
 records of different length never join; anchored records join only by equal keys; and when
 ``KEY_FIELDS`` is on, plain words of one ``key=`` field are categories (``user=root``/``user=guest``),
 not parameters. Two records that differ in one word never join on their own: it takes
@@ -37,8 +39,11 @@ trajectories-dev holding it (of 307), "corpus" tests/data/fingerprint_corpus.jso
 | token holding a digit: numbers, ids, hex, IPs,       | all 8 dev systems; corpus (ports, pids, lines); agent |
 | versions, clock values (all)                         |                                                      |
 | run of values ``<*> <*>, <*>`` -> one (all)           | dev HealthApp 409, BGL 7 (number lists); agent        |
-| ``key=value`` value, quoted or punctuated (log)      | dev Linux 491, BGL 43, HealthApp 23; agent 80         |
-| file name ``name.ext``, ext of 1-4 lowercase (log)   | dev Apache 569, Linux 483, Hadoop 92, BGL 84; agent 253 |
+| ``key=value`` value, quoted or punctuated (log);     | dev Linux 491, BGL 43, HealthApp 23; agent 80         |
+| an option's value (``-std=c++17``) is kept           | compiler and linter options (bench/diagnostics.py)    |
+| location ``path:line:col``, ``path(line,col)``,      | compilers and linters of bench/diagnostics.py; agent  |
+| ``File "path", line N``, ``path:[l,c]`` (all)        |                                                      |
+| MAC, hex bytes ``FF:F2:9F:16`` (all)                  | dev BGL                                              |
 | number with a unit: sizes, durations (log)           | dev Spark 487, Hadoop 327, Zookeeper 40; agent 18     |
 | bound on a value ``<1 sec``, ``time<1ms`` (log)      | Proxifier and Windows ``ping`` output formats          |
 | empty value ``()``, ``[]``, ``""`` (log)             | dev Linux 617; agent 63 (``got []``)                  |
@@ -46,8 +51,14 @@ trajectories-dev holding it (of 307), "corpus" tests/data/fingerprint_corpus.jso
 | word parameter: varies where the rest agrees (st. 2) | learned per batch; user, host, service names           |
 | kept verbatim: error codes, exception classes,       | corpus (rustc, tsc, flake8, errno, JS codes); Oracle  |
 | errno, CONSTANT_CASE, severities (anchors)           | ``ORA-``, Windows ``CBS_E_*``, raw lines' levels       |
+| kept verbatim: names (version 4): quoted or           | bench/diagnostics.py (the rules were chosen on six    |
+| backticked names and types, identifiers with a short | tools, held out on twenty-two); never a stage-2       |
+| digit run (``x1``, ``int32``), file names, a path's  | parameter (``_is_name``)                              |
+| file name (its directories are noise)                |                                                      |
 
 "all" = every family's message masking; "log" = lines no family recognised (``_mask_log``).
+Version 4 dropped the file-name class (``name.ext`` masked in log lines): a file name is a name, and
+masking it changed no Loghub figure.
 Rules removed in version 3 because one source motivated them: `` ()`` read as a value only after
 a space (Linux ftpd; now the general empty-value class), and HTTP 1xx-3xx statuses as error
 anchors (an access log's ``status: 200`` is not an error; the http family keeps 4xx and 5xx).
@@ -78,6 +89,9 @@ _ANCHOR_TOKEN = re.compile(  # the codes _mask_log keeps verbatim, exception cla
     r"|TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|SEVERE|CRITICAL|FATAL|ALERT|EMERG)"
     r"(?![\w$])"
 )
+# Names are never parameters, however many of them the batch shows: quotes, an inner underscore, an inner
+# capital after a lowercase letter, a dot or ``::`` between letters, a call, a digit beside a letter.
+_NAME_TOKEN = re.compile(r"['\"`‘’“”]|[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|[A-Za-z](?:\.|::)[A-Za-z_]|\w\(\)|[A-Za-z]\d")
 _CUT = re.compile(r"~[0-9a-f]{8}$")  # the digest that ends a key cut at its cap: the unseen rest differs
 _PLACEHOLDER = "<*>"
 
@@ -123,12 +137,19 @@ def _categories(values: set[str]) -> bool:
     return len(fields) == 1
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_name(token: str) -> bool:
+    """A token shaped like a name in code: quoted or backticked, snake_case, camelCase or CamelCase, dotted,
+    ``::``-joined, called, or holding a digit beside letters (values with digits are masked before)."""
+    return _NAME_TOKEN.search(token) is not None
+
+
 def _parameter(values: set[str], variants: int, key_fields: bool) -> bool:
-    """Enough different values, none of them an anchor (merging two codes is the worse mistake)."""
+    """Enough different values, none of them an anchor or a name (merging two errors is the worse mistake)."""
     if len(values) < variants:
         return False
     for value in values:
-        if _is_anchor(value):
+        if _is_anchor(value) or _is_name(value):
             return False
     return not (key_fields and _categories(values))
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 
-from .core import Fingerprint, _basename, _make, _mask_message
+from .core import Fingerprint, _make, _mask_message
 
 
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
 _JS_FRAME = re.compile(r"^[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$", re.M)
 _JS_EXC = re.compile(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M)
-_JS_LINECOL = re.compile(r":\d+(?::\d+)?$")
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
 _VITEST = re.compile(r"^[ \t]*FAIL +(\S+ > [^\n]+)\n[ \t]*(\S[^\n]*)", re.M)
 _JEST = re.compile(r"^[ \t]*● ([^\n]+)\n(?:[ \t]*\n){0,5}[ \t]*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)
@@ -23,8 +22,7 @@ def _js_frame(text: str, start: int) -> str:
         location = where or bare or ""
         if any(lib in location for lib in _JS_LIBRARY):
             continue
-        file = _JS_LINECOL.sub("", _basename(location))
-        return f"@{file}:{func}" if func else f"@{file}"
+        return f"@{func}" if func else ""  # ``at path:line:col`` is a location: noise
     return ""
 
 

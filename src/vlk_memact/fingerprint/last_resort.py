@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .core import _LINE_CAP, Fingerprint, _make, _mask_log
+from .located import _DETAIL
 
 
 # Exit codes: only meaningful together with the line that explains them ---------------------
@@ -85,6 +86,20 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
     return None
 
 
+def _with_details(text: str, line: str) -> str:
+    """The line and the indented ``label: value`` lines under it (javac's ``symbol: variable x``)."""
+    at = text.find(line) if "\n" in text else -1
+    if at < 0:
+        return line
+    detail = _DETAIL.match(text, at + len(line))
+    for _ in range(3):
+        if not detail:
+            break
+        line += " | " + detail.group(1)[:_LINE_CAP]
+        detail = _DETAIL.match(text, detail.end())
+    return line
+
+
 def _fallback(text: str, lines: list[str]) -> Fingerprint:
-    """No family recognised: the masked most informative line."""
-    return _make("fallback", _mask_log(_informative_line(lines)))
+    """No family recognised: the masked most informative line, with its details."""
+    return _make("fallback", _mask_log(_with_details(text, _informative_line(lines))))

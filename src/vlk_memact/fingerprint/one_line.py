@@ -82,7 +82,6 @@ def _command(match: re.Match[str]) -> str:
     return f"command not found: {match.group(1) or match.group(2)}"
 
 
-_C_DIAG = r"^[^\s:][^\n:]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm):\d+(?::\d+)?: ((?:fatal )?error: [^\n]*)"
 _PIP_ERROR = r"^ERROR: ((?:Could not|Cannot install|ResolutionImpossible|Invalid requirement|Failed building|Double requirement)[^\n]*)"
 # Network errors key on their whole line: the words before the errno say who failed.
 _NET_CODES = (
@@ -104,7 +103,6 @@ _NET_PHRASE_CUES = (
 _DB_SEVERITY = re.compile(r"^(?:psql:[^\n]*?)?((?:ERROR|FATAL|PANIC):  [^\n]*)", re.M)
 # (kind, cheap substrings one of which must be present, regex, body of the key from the match)
 _LINE_FAMILIES: tuple[tuple[str, tuple[str, ...], re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("c", ("error: ",), re.compile(_C_DIAG, re.M), _first_group),
     ("c", ("undefined reference",), re.compile(r"(undefined reference to [^\n]*)"), _first_group),
     (
         "c",

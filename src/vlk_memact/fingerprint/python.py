@@ -30,14 +30,13 @@ def _python_frames(text: str) -> list[re.Match[str]]:
 
 
 def _python_frame(frames: list[re.Match[str]]) -> str:
-    """The innermost in-project frame as ``file.py:function`` (no line numbers)."""
+    """The function of the innermost in-project frame (``File "path", line N`` is a location: noise)."""
     for frame in reversed(frames):
         if not _contains_any(frame.group(1), _PY_LIBRARY):
             break
     else:  # only library frames: the innermost one
         frame = frames[-1]
-    path, func = frame.group(1), frame.group(2)
-    return f"{_basename(path)}:{func}" if func else _basename(path)
+    return frame.group(2) or ""
 
 
 def _python_exception(text: str, start: int) -> tuple[str, str] | None:
@@ -66,22 +65,17 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
     return _make("python", f"{body}@{_python_frame(frames)}")
 
 
-# Linters (flake8 output; the edit tool of SWE-agent lists them under ``ERRORS:``) -------------
-_LINT = re.compile(
-    r"^(?:- |[^\s:]+:\d+:\d+: )(?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M
-)
-_FLAKE8_CUE = re.compile(r": [EFWC]")  # one scan led by ": " instead of four substring scans
-_LINT_LOCATION = re.compile(r":\d+:\d+: ")  # what a finding line holds unless it starts with "- "
-# What every finding holds: its location's ": " or the list's "- " before a code, or its class's end.
-_LINT_HOLDS = (": E", ": F", ": W", ": C", "- E", "- F", "- W", "- C", "Warning: ", "Error: ")
+# Linters: the findings the edit tool of SWE-agent lists under ``ERRORS:`` (located findings, as flake8
+# prints them, are located diagnostics: located.py) ---------------------------------------------
+_LINT = re.compile(r"^- (?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
+# What every finding holds: the list's "- " before a code, or its class's end.
+_LINT_HOLDS = ("- E", "- F", "- W", "- C", "Warning: ", "Error: ")
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if "ERRORS:\n- " not in text and not _FLAKE8_CUE.search(text):
-        return None
-    if not (text.startswith("- ") or "\n- " in text or _LINT_LOCATION.search(text)):
-        return None  # no line can hold a finding
+    if "ERRORS:\n- " not in text and not text.startswith(("- E", "- F", "- W", "- C")):
+        return None  # no list of findings
     findings: dict[str, None] = {}
     for m in _line_matches(_LINT, text, _LINT_HOLDS):
         findings[f"{m.group(1) or m.group(2)} {_mask_message(m.group(3))}"] = None
@@ -103,6 +97,8 @@ def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     if not match or ("::" not in match.group(2) and not match.group(2).endswith(".py")):
         return None
     status, nodeid, message = match.groups()
+    path, sep, test = nodeid.partition("::")
+    nodeid = f"{_basename(path)}{sep}{test}"  # the test file's directories are noise, its name is not
     if not message:  # collection errors carry the reason only in their last ``E`` line
         message = next((m.group(1) for m in reversed(list(_PYTEST_E.finditer(text, 0, match.start())))), "")
     return _make("test", f"pytest {status} {nodeid} - {_mask_message(message)}")

@@ -27,6 +27,7 @@ from ..core.model import (
     Slot,
     TemporalState,
 )
+from .rekey import Rekeyed, StaleFingerprints
 
 
 class Transaction(Protocol):
@@ -284,4 +285,5 @@ def open_read_only(url: str | None, busy_timeout_ms: int = 5000) -> Store | None
     return open_store(url, busy_timeout_ms=busy_timeout_ms)
 
 
-__all__ = ["Batch", "LearnedSource", "Store", "Transaction", "WouldWait", "open_read_only", "open_store"]
+__all__ = ["Batch", "LearnedSource", "Rekeyed", "StaleFingerprints", "Store", "Transaction", "WouldWait",
+           "open_read_only", "open_store"]

@@ -268,6 +268,15 @@ def m008_session_host(conn: Connection[tuple[object, ...]]) -> None:
     conn.execute("ALTER TABLE host_sessions ADD COLUMN host text")
 
 
+@migration
+def m009_fingerprint_keys_version(conn: Connection[tuple[object, ...]]) -> None:
+    """The fingerprint version the stored keys are of (3: every earlier release), so that the engine keys
+    lessons and fixes again when the algorithm changed (store/rekey.py); fixes record their own version."""
+    conn.execute("CREATE TABLE fingerprint_keys_version (version integer NOT NULL)")
+    conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
+    conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version integer")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -26,6 +26,7 @@ from .learned import Learned
 from .postgres_browse import PostgresBrowse
 from .postgres_schema import NOW_MILLIS
 from .retention import Retention
+from .rekey import Rekey
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .timeline import Timeline
 
@@ -45,7 +46,7 @@ def psycopg_style(query: str) -> str:
     return _QMARK.sub("%s", query)
 
 
-class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Learned):
+class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Learned, Rekey):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

@@ -351,6 +351,15 @@ def m009_session_host(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE host_sessions ADD COLUMN host TEXT")
 
 
+@migration
+def m010_fingerprint_keys_version(conn: sqlite3.Connection) -> None:
+    """The fingerprint version the stored keys are of (3: every earlier release), so that the engine keys
+    lessons and fixes again when the algorithm changed (store/rekey.py); fixes record their own version."""
+    conn.execute("CREATE TABLE fingerprint_keys_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
+    conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version INTEGER")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
