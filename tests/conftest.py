@@ -29,6 +29,8 @@ PROJECT = "test-project"
 # (or postgres) limits them to one.
 
 POSTGRES_URL = os.environ.get("VLK_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+WORKERS_PER_CORE = 1
+TARGETED_FILES = 3  # at most this many test files (or tests in them) named on the command line: one process
 _SERVER_URL = POSTGRES_URL  # the database named there; POSTGRES_URL becomes this worker's own (pytest_configure)
 _ONLY = os.environ.get("VLK_TEST_BACKEND", "").strip().lower()
 if _ONLY not in ("", "sqlite", "postgres"):
@@ -78,6 +80,19 @@ def fresh_postgres_schema() -> Iterator[tuple[str, str]]:
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` (the default, pyproject.toml) starts: WORKERS_PER_CORE per core
+    (bench/results/ci-time.md has the measurement that chose it), or PYTEST_XDIST_AUTO_NUM_WORKERS.
+    A run of a few named files or tests stays in one process: starting workers would cost it more than
+    it gains."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    if config.args and len(config.args) <= TARGETED_FILES and all(".py" in a for a in config.args):
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, round(WORKERS_PER_CORE * cores))
 
 
 def pytest_configure(config: pytest.Config) -> None:
