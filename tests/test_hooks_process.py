@@ -221,9 +221,12 @@ def test_the_guard_events_do_not_load_the_engine(tmp_path: Path) -> None:
 
 def test_twenty_hook_processes_and_two_stdio_servers_on_one_file(tmp_path: Path, mode: str) -> None:
     """Every record present once, every hook within its deadline, no server call failing."""
-    deadline_ms = 4000
+    started = time.monotonic()
+    run_hook(session_start(), hook_env(tmp_path, mode))  # creates the file (and starts the warm server)
+    # 4 s where that first hook takes half a second; more on a machine that other work slows down (parallel
+    # workers, other engineers): 22 processes start at once on what may be two cores.
+    deadline_ms = max(4000, int(8000 * (time.monotonic() - started)))
     env = hook_env(tmp_path, mode, VLK_HOOK_DEADLINE_MS=str(deadline_ms))
-    run_hook(session_start(), env)
     stderr = open(tmp_path / "servers.err", "wb")
     servers = [ServerPipe(server_env(tmp_path / "vlk.db", VLK_PROJECT="p"), stderr) for _ in range(2)]
     for server in servers:
