@@ -14,13 +14,11 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
-from host_harness import Workspace, failing_command, git_project, requires_cli
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("gemini_cli")]
 _cli_present = requires_cli(missing_cli)
@@ -61,26 +59,13 @@ def ws(tmp_path: Path, api: ScriptedGemini) -> GeminiWorkspace:
     return gemini_workspace(tmp_path, api).installed()
 
 
-@dataclass
-class Loop:
-    """Three identical failures, an unchanged fourth call and the model's own fetch in one session."""
-
-    ws: GeminiWorkspace
-    root: Path
-    turns: list[Any]
-    runs: str  # the marker file: one line per real run of the command
-
-
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedGemini) -> Loop:
+    """The loop session, then the model's own vlk_fetch_context in the same session."""
     root = tmp_path_factory.mktemp("loop")
     write_settings(root / "home")
-    ws = gemini_workspace(root, api).installed()
-    marker = root / "runs.txt"
-    cmd = failing_command(marker)
-    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd),
-           call("mcp_vlk-memact_vlk_fetch_context"), text("stopped."))
-    return Loop(ws, root, ws.last, marker.read_text(encoding="utf-8"))
+    return run_loop(gemini_workspace(root, api).installed(), root, shell, text("stopped."),
+                    call("mcp_vlk-memact_vlk_fetch_context"))
 
 
 def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(loop: Loop):

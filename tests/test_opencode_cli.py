@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from host_harness import Workspace, failing_command, git_project, requires_cli
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
 from opencode_harness import missing_cli, session_id, shell, workspace
 from scripted_openai import ScriptedOpenAI, call, text
 
@@ -39,26 +37,10 @@ def ws(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
     return workspace(tmp_path, api).installed()
 
 
-@dataclass
-class Loop:
-    """Three identical failures and an unchanged fourth call in one session, as observed right after it."""
-
-    ws: Workspace
-    root: Path
-    turns: list[Any]
-    history: list[dict[str, Any]]
-    runs: str  # the marker file: one line per real run of the command
-
-
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedOpenAI) -> Loop:
     root = tmp_path_factory.mktemp("loop")
-    ws = workspace(root, api).installed()
-    marker = root / "runs.txt"
-    cmd = failing_command(marker)
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
-    history = json.loads(ws.vlk("history", "--limit", "50", "--session", session_id(result) or "").stdout)
-    return Loop(ws, root, ws.last, history, marker.read_text(encoding="utf-8"))
+    return run_loop(workspace(root, api).installed(), root, shell, text("stopped."), session_id=session_id)
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blocked(loop: Loop):
