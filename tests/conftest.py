@@ -1,5 +1,6 @@
 """Fixtures named after what they give: a fresh Memory on each store, a database file, the anyio backend,
-the viewer on a seeded memory."""
+the viewer on a seeded memory; and what keeps tests independent of order and worker (pytest-xdist runs
+them in parallel): each test its own user folders, each worker its own PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from worker_isolation import USER_FOLDERS, drop_worker_database, make_worker_database, user_folders
 
 from vlk_memact import Memory, Settings
 
@@ -37,6 +39,9 @@ def _own_data_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
 # (or postgres) limits them to one.
 
 POSTGRES_URL = os.environ.get("VLK_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+WORKERS_PER_CORE = 1
+TARGETED_FILES = 3  # at most this many test files (or tests in them) named on the command line: one process
+_SERVER_URL = POSTGRES_URL  # the database named there; POSTGRES_URL becomes this worker's own (pytest_configure)
 _ONLY = os.environ.get("VLK_TEST_BACKEND", "").strip().lower()
 if _ONLY not in ("", "sqlite", "postgres"):
     raise pytest.UsageError(f"VLK_TEST_BACKEND must be sqlite or postgres, got {_ONLY!r}")
@@ -85,6 +90,62 @@ def fresh_postgres_schema() -> Iterator[tuple[str, str]]:
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` (the default, pyproject.toml) starts: WORKERS_PER_CORE per core
+    (bench/results/ci-time.md has the measurement that chose it), or PYTEST_XDIST_AUTO_NUM_WORKERS.
+    A run of a few named files or tests stays in one process: starting workers would cost it more than
+    it gains."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    if config.args and len(config.args) <= TARGETED_FILES and all(".py" in a for a in config.args):
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, round(WORKERS_PER_CORE * cores))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each pytest process (an xdist worker, or the only one) gets its own database on the server, so
+    that a test's schemas, roles and connections never meet another worker's; schemas per test inside it."""
+    global POSTGRES_URL
+    if _wants_postgres(config):
+        POSTGRES_URL = make_worker_database(_SERVER_URL) or _SERVER_URL
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if POSTGRES_URL != _SERVER_URL:
+        drop_worker_database(_SERVER_URL, POSTGRES_URL)
+
+
+def _wants_postgres(config: pytest.Config) -> bool:
+    """Not in the xdist controller (it runs no test), nor when only SQLite is asked for."""
+    controller = not hasattr(config, "workerinput") and bool(config.getoption("numprocesses", None))
+    return _ONLY != "sqlite" and not controller
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _worker_user_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """HOME, the XDG folders and the runtime directory of this worker: module- and session-scoped fixtures
+    (which start before any test's own folders exist) never touch the real user's."""
+    saved = {name: os.environ.get(name) for name in USER_FOLDERS}
+    os.environ.update(user_folders(tmp_path_factory.mktemp("worker-user")))
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def _own_user_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own HOME, XDG folders and runtime directory (so its own warm hook server, whose socket
+    is named after them), and no DATABASE_URL of the developer's shell: whichever worker runs it, and
+    whatever ran before, a test starts from an empty user."""
+    for name, value in user_folders(tmp_path_factory.mktemp("user", numbered=True)).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ the same and lives here:
 - `LoopbackServer`: an HTTP server on 127.0.0.1 at a port chosen at run time, in a daemon thread;
 - `ScriptedServer`: one that answers agent turns from a queued script and records every request;
 - `clean_env`, `run_headless`, `json_events`: a CLI run with nothing of the caller's environment;
-- `Workspace`, `git_project`, `failing_command`, `requires_cli`: what an end-to-end test of a host uses.
+- `Workspace`, `git_project`, `failing_command`, `requires_cli`: what an end-to-end test of a host uses;
+- `Loop`, `run_loop`: the loop session a module runs once and several of its tests read.
 """
 
 from __future__ import annotations
@@ -259,3 +260,27 @@ class Workspace(Generic[RequestT, ReplyT]):
                 **self.vlk_env, **env}
         return subprocess.run([VLK, *args], env=full, capture_output=True, text=True, timeout=120,
                               cwd=cwd or self.project)
+
+
+@dataclass
+class Loop:
+    """Three identical failures and an unchanged fourth call (then `extra` replies) in one session, as observed
+    right after it: a module-scoped fixture runs it once, and the tests read it (the loop test) or go on from it
+    (a new session of the same project starts with its lesson)."""
+
+    ws: Workspace
+    root: Path
+    turns: list[Any]
+    history: list[dict[str, Any]]  # `vlk-memact history` of the session, when the host names it
+    runs: str  # the marker file: one line per real run of the command
+
+
+def run_loop(ws: Workspace, root: Path, shell: Callable[[str], Any], text: Any, *extra: Any,
+             session_id: Callable[[subprocess.CompletedProcess[str]], str | None] | None = None) -> Loop:
+    """The loop session in `ws` (`shell(command)` is the host's shell call, `text` the closing reply)."""
+    marker = root / "runs.txt"
+    cmd = failing_command(marker)
+    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), *extra, text)
+    history = [] if session_id is None else json.loads(
+        ws.vlk("history", "--limit", "50", "--session", session_id(result) or "").stdout)
+    return Loop(ws, root, ws.last, history, marker.read_text(encoding="utf-8"))

@@ -3,10 +3,14 @@
 `run_opencode` starts `opencode run --format json` with an isolated HOME and XDG folders, a global
 `opencode.json` that declares one provider (`@ai-sdk/openai-compatible`, base URL = the scripted
 server of tests/scripted_openai.py) and allows bash, and every switch that keeps OpenCode from
-reaching the network for itself (models list, updates, LSP downloads, sharing). OpenCode installs
-`@ai-sdk/openai-compatible` (and `@opencode-ai/plugin`, into each config and `.opencode` folder) with
-npm from the registry: npm's cache lives under tests/opencode/.cache (ignored by git), so the
-download happens once per checkout, not once per test.
+reaching the network for itself (models list, updates, LSP downloads, sharing).
+
+On its start OpenCode installs `@opencode-ai/plugin` into each config folder (`~/.config/opencode`, each
+`.opencode`) with its built-in npm, unless the folder's node_modules and package-lock.json already hold
+it: ~6 s and 128 MB written per fresh workspace. `seed_plugin_sdk` gives each folder that package as the
+pinned one of tests/opencode (the same version, installed by `npm ci --prefix tests/opencode`), so a run
+starts without installing anything. What it still fetches goes through npm's cache under
+tests/opencode/.cache (ignored by git): once per checkout, not once per test.
 """
 
 from __future__ import annotations
@@ -90,6 +94,26 @@ def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str
     )
 
 
+PLUGIN_SDK = "@opencode-ai/plugin"
+PINNED_SDK = json.loads((CLI_DIR / "package.json").read_text(encoding="utf-8"))["dependencies"][PLUGIN_SDK]
+
+
+def seed_plugin_sdk(folder: Path) -> None:
+    """Give an OpenCode config folder the plugin SDK it would install on start, as OpenCode checks it:
+    node_modules present, and every dependency of package.json (and the SDK) in package-lock.json. A folder
+    with a node_modules or other dependencies of its own is left to OpenCode."""
+    package, lock, modules = folder / "package.json", folder / "package-lock.json", folder / "node_modules"
+    if not folder.is_dir() or modules.exists() or modules.is_symlink():
+        return
+    wanted = {PLUGIN_SDK: PINNED_SDK}
+    if package.exists() and json.loads(package.read_text(encoding="utf-8")).get("dependencies") != wanted:
+        return
+    package.write_text(json.dumps({"dependencies": wanted}, indent=2) + "\n", encoding="utf-8")
+    lock.write_text(json.dumps({"name": folder.name, "lockfileVersion": 3, "requires": True,
+                                "packages": {"": {"dependencies": wanted}}}, indent=2) + "\n", encoding="utf-8")
+    modules.symlink_to(CLI_DIR / "node_modules", target_is_directory=True)
+
+
 def run_opencode(
     prompt: str,
     *,
@@ -101,6 +125,8 @@ def run_opencode(
 ) -> subprocess.CompletedProcess[str]:
     """`opencode run --format json PROMPT` headless in `cwd`, with HOME=`home` (write_config first)."""
     assert OPENCODE.exists(), missing_cli()
+    for folder in (home / ".config" / "opencode", cwd / ".opencode"):
+        seed_plugin_sdk(folder)
     command = [str(OPENCODE), "run", "--format", "json", "-m", f"{PROVIDER}/{MODEL}", *args, prompt]
     return run_headless(command, cwd=cwd, env=cli_env(home, env), timeout=timeout)
 

@@ -5,6 +5,10 @@ Each test installs the hooks with the real `vlk-memact install codex` into a tem
 (tests/scripted_openai.py). Codex runs untrusted hooks only with `--dangerously-bypass-hook-trust`; one
 test trusts them with `install codex --trust` instead, and one shows doctor reporting them untrusted.
 Needs `npm ci --prefix tests/codex` (CI fails without it, a dev machine skips).
+
+Codex is started as few times as the assertions allow: the module shares one scripted model, and the loop
+session (`loop`, module-scoped) is both the loop test's session and the earlier session whose lesson the
+next session starts with; the module's tests run on one xdist worker (xdist_group).
 """
 
 from __future__ import annotations
@@ -15,35 +19,44 @@ from pathlib import Path
 
 import pytest
 from codex_harness import missing_cli, shell, thread_id, workspace
-from host_harness import Workspace, failing_command, git_project, requires_cli
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
 from scripted_openai import ScriptedOpenAI, text
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("codex_cli")]
 _cli_present = requires_cli(missing_cli)
 
 
+@pytest.fixture(scope="module")
+def api() -> Iterator[ScriptedOpenAI]:
+    """One scripted model for the module's sessions, which run one after another."""
+    with ScriptedOpenAI() as server:
+        yield server
+
+
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    with ScriptedOpenAI() as api:
-        yield workspace(tmp_path, api).installed()
+def ws(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    return workspace(tmp_path, api).installed()
 
 
-def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(ws: Workspace, tmp_path: Path):
-    marker = tmp_path / "runs.txt"
-    cmd = failing_command(marker)
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
-    turns = ws.last
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedOpenAI) -> Loop:
+    root = tmp_path_factory.mktemp("loop")
+    return run_loop(workspace(root, api).installed(), root, shell, text("stopped."), session_id=thread_id)
+
+
+def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(loop: Loop):
+    turns = loop.turns
     first = turns[1].since_last_call()
     assert "nonexistent-vlk-e2e-dir" in first and "vlk-memact:" not in first
     # Captured with the exit code the rollout holds (PostToolUse itself carries none).
-    history = json.loads(ws.vlk("history", "--limit", "50", "--session", thread_id(result) or "").stdout)
+    history = loop.history
     assert any((s.get("raw_log") or "").startswith("Exit code 2\n") for s in history), history
     assert "now live 2 times" in turns[2].since_last_call()
     third = turns[3].since_last_call()
     assert "vlk-memact:" in third and "same error 3 times" in third
     fourth = turns[4].since_last_call()
     assert "Command blocked by PreToolUse hook: vlk-memact: not run." in fourth
-    assert marker.read_text(encoding="utf-8").count("ran") == 3
+    assert loop.runs.count("ran") == 3
 
 
 def test_with_a_change_in_between_the_repeat_runs_with_a_warning(ws: Workspace, tmp_path: Path):
@@ -65,9 +78,8 @@ def test_a_success_is_never_recorded_as_a_failure(ws: Workspace):
     assert history == []
 
 
-def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = failing_command(tmp_path / "runs.txt")
-    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
+def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(loop: Loop):
+    ws, tmp_path = loop.ws, loop.root  # after the loop session: its lesson is the project's
     ws.run("start again", text("ok."))
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
@@ -75,8 +87,6 @@ def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(w
     other = git_project(tmp_path / "other")
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)
-
-
 
 
 def test_untrusted_hooks_are_reported_by_doctor_and_trusted_ones_run_without_the_bypass(ws: Workspace):
@@ -97,7 +107,7 @@ def test_untrusted_hooks_are_reported_by_doctor_and_trusted_ones_run_without_the
     assert "vlk-memact:" in ws.last[3].since_last_call()
 
 
-def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: Path):
+def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: Path, api: ScriptedOpenAI):
     home = tmp_path / "home"
     seen = tmp_path / "theirs.jsonl"
     theirs = tmp_path / "theirs.sh"
@@ -108,16 +118,15 @@ def test_install_is_idempotent_and_uninstall_restores_the_users_hooks(tmp_path: 
     hooks.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
         {"type": "command", "command": str(theirs), "timeout": 5}]}]}}, indent=2) + "\n", encoding="utf-8")
     original = json.loads(hooks.read_text(encoding="utf-8"))
-    with ScriptedOpenAI() as api:
-        w = workspace(tmp_path, api)
-        assert w.vlk("install", "codex").returncode == 0
-        assert "Nothing changed: vlk-memact was already installed for Codex CLI." in w.vlk("install", "codex").stdout
-        cmd = "ls /nonexistent-vlk-e2e-dir"
-        w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert "vlk-memact:" in w.last[3].since_last_call()
-        assert seen.read_text(encoding="utf-8").count('"PostToolUse"') == 3  # theirs ran beside ours
-        assert w.vlk("uninstall", "codex").returncode == 0
-        assert json.loads(hooks.read_text(encoding="utf-8")) == original
-        w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert all("vlk-memact:" not in r.text() for r in w.last)
-        assert seen.read_text(encoding="utf-8").count('"PostToolUse"') == 7
+    w = workspace(tmp_path, api)
+    assert w.vlk("install", "codex").returncode == 0
+    assert "Nothing changed: vlk-memact was already installed for Codex CLI." in w.vlk("install", "codex").stdout
+    cmd = "ls /nonexistent-vlk-e2e-dir"
+    w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert "vlk-memact:" in w.last[3].since_last_call()
+    assert seen.read_text(encoding="utf-8").count('"PostToolUse"') == 3  # theirs ran beside ours
+    assert w.vlk("uninstall", "codex").returncode == 0
+    assert json.loads(hooks.read_text(encoding="utf-8")) == original
+    w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert all("vlk-memact:" not in r.text() for r in w.last)
+    assert seen.read_text(encoding="utf-8").count('"PostToolUse"') == 7

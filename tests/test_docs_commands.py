@@ -2,8 +2,9 @@
 
 A `vlk-memact ...` command (in a fenced shell block or in inline code) must parse with the real CLI
 parser, and the safe ones run, each in a throwaway home, repository and database, and must exit 0.
-A `python bench/X.py ...` command must name an existing script whose `--help` knows its flags. Any
-other command of a shell block is either run here or listed in NOT_RUN with the reason. The pages'
+A `python bench/X.py ...` command must name an existing script whose `--help` knows its flags. A
+`python -m pytest ...` command (the suite, this test included) must collect a small test file with its
+options. Any other command of a shell block is either run here or listed in NOT_RUN with the reason. The pages'
 other blocks are checked by tests/test_docs_blocks.py, their links and paths by tests/test_docs_links.py.
 """
 
@@ -122,6 +123,14 @@ def bench_arguments(argv: list[str]) -> list[str] | None:
     return None
 
 
+def pytest_arguments(argv: list[str]) -> list[str] | None:
+    """The arguments of `[.venv/bin/]python -m pytest ARGS`, or None for another command."""
+    argv = without_assignments(argv)
+    if len(argv) >= 3 and Path(argv[0]).name.startswith("python") and argv[1:3] == ["-m", "pytest"]:
+        return argv[3:]
+    return None
+
+
 def command_lines(body: str) -> list[tuple[int, str]]:
     """The lines of a shell block, a line ending in a backslash joined to the next, each with its offset."""
     found: list[tuple[int, str]] = []
@@ -220,7 +229,8 @@ def why_not_run(arguments: list[str]) -> str | None:
 
 VLK = [s for s in SHOWN if vlk_arguments(argv_of(s)) is not None]
 BENCH = [s for s in SHOWN if bench_arguments(argv_of(s)) is not None]
-OTHER = [s for s in SHOWN if s.fenced and s not in VLK and s not in BENCH]
+PYTEST = [s for s in SHOWN if s.fenced and pytest_arguments(argv_of(s)) is not None]
+OTHER = [s for s in SHOWN if s.fenced and s not in VLK and s not in BENCH and s not in PYTEST]
 
 
 def test_every_page_shows_what_this_test_checks() -> None:
@@ -344,6 +354,18 @@ def test_bench_commands_name_a_script_and_its_flags(shown: Shown) -> None:
             assert any(word in c.split(",") for c in choices), f"{shown}: {script} takes no {word} ({choices})"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("shown", PYTEST, ids=str)
+def test_pytest_commands_collect_with_their_options(shown: Shown) -> None:
+    """A shown pytest command runs the whole suite, this test included: its options are checked by collecting
+    one small test file with them (a misspelt or missing option makes pytest exit 4)."""
+    arguments = pytest_arguments(argv_of(shown)) or []
+    done = subprocess.run([sys.executable, "-m", "pytest", *arguments, "--collect-only", "-q",
+                           "tests/test_pure_logic.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{shown}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    assert re.search(r"test_pure_logic\.py: \d+|\d+ tests? collected", done.stdout), done.stdout[-2000:]
+
+
 @pytest.mark.parametrize("shown", OTHER, ids=str)
 def test_other_shell_commands_are_run_or_listed(shown: Shown) -> None:
     assert shown.text in NOT_RUN, (f"{shown}: a command of a shell block that this test neither runs nor lists; "
@@ -362,3 +384,5 @@ def test_a_broken_command_fails_the_checks(tmp_path: Path) -> None:
     assert parse_error(["install", "cursor"]) is not None
     assert run_vlk(["revoke", "999"], tmp_path, f"sqlite:///{tmp_path}/vlk.db").returncode != 0
     assert OTHER and Shown("x.md", 1, "curl https://example.com | sh", True).text not in NOT_RUN
+    assert PYTEST and pytest_arguments(["python", "-m", "pytest", "-q"]) == ["-q"]
+    assert pytest_arguments(["python", "-m", "pip", "install", "."]) is None

@@ -3,6 +3,10 @@
 Each test installs the hooks with the real `vlk-memact install gemini` into a temporary HOME, runs
 `gemini -p` headless in a temporary git project, and reads what the model was sent. Needs
 `npm ci --prefix tests/gemini-cli` and Node >= 20 (CI fails without them, a dev machine skips).
+
+The CLI is started as few times as the assertions allow: the module shares one scripted model, and the loop
+session (`loop`, module-scoped) is both the loop test's session and the earlier session whose lesson the
+next session starts with; the module's tests run on one xdist worker (xdist_group).
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from gemini_harness import ScriptedGemini, call, missing_cli, run_gemini, shell, text, write_settings
-from host_harness import Workspace, failing_command, git_project, requires_cli
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("gemini_cli")]
 _cli_present = requires_cli(missing_cli)
 
 
@@ -42,21 +46,30 @@ def gemini_workspace(tmp_path: Path, api: ScriptedGemini) -> GeminiWorkspace:
                            api, functools.partial(run_gemini, base_url=api.base_url))
 
 
+@pytest.fixture(scope="module")
+def api() -> Iterator[ScriptedGemini]:
+    """One scripted model for the module's sessions, which run one after another."""
+    with ScriptedGemini() as server:
+        yield server
+
+
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[GeminiWorkspace]:
+def ws(tmp_path: Path, api: ScriptedGemini) -> GeminiWorkspace:
     write_settings(tmp_path / "home")
-    with ScriptedGemini() as api:
-        yield gemini_workspace(tmp_path, api).installed()
+    return gemini_workspace(tmp_path, api).installed()
 
 
-def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(
-    ws: GeminiWorkspace, tmp_path: Path
-):
-    marker = tmp_path / "runs.txt"
-    cmd = failing_command(marker)
-    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd),
-           call("mcp_vlk-memact_vlk_fetch_context"), text("stopped."))
-    turns = ws.last
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedGemini) -> Loop:
+    """The loop session, then the model's own vlk_fetch_context in the same session."""
+    root = tmp_path_factory.mktemp("loop")
+    write_settings(root / "home")
+    return run_loop(gemini_workspace(root, api).installed(), root, shell, text("stopped."),
+                    call("mcp_vlk-memact_vlk_fetch_context"))
+
+
+def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_denied(loop: Loop):
+    turns = loop.turns
     # The first failure is ordinary: nothing injected. (Turn i+1 carries the result of call i.)
     assert "vlk-memact:" not in turns[1].last_parts_text()
     assert "now live 2 times" in turns[2].last_parts_text()  # the same error live again
@@ -67,7 +80,7 @@ def test_three_failures_announce_the_loop_and_the_fourth_unchanged_repeat_is_den
     # The fourth identical call, nothing changed: denied, never run; the model reads the anchor as its result.
     fourth = turns[4].last_parts_text()
     assert "Tool execution blocked: vlk-memact:" in fourth
-    assert marker.read_text(encoding="utf-8").count("ran") == 3
+    assert loop.runs.count("ran") == 3
     # The model's own vlk_fetch_context (no session_id given) sees the hook-recorded slots of its session.
     fetched = turns[5].last_parts_text()
     assert "[SYSTEM ANCHOR]" in fetched and "nonexistent-vlk-e2e-dir" in fetched
@@ -98,11 +111,8 @@ def test_a_success_of_the_same_call_retires_its_live_failures(ws: GeminiWorkspac
     assert "config.txt" not in context  # the stale error left the context
 
 
-def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(
-    ws: GeminiWorkspace, tmp_path: Path
-):
-    cmd = failing_command(tmp_path / "runs.txt")
-    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
+def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(loop: Loop):
+    ws, tmp_path = loop.ws, loop.root  # after the loop session: its lesson is the project's
     ws.run("start again", text("ok."))
     first = ws.last[0].text()
     assert "vlk-memact:" in first and "nonexistent-vlk-e2e-dir" in first
@@ -130,7 +140,7 @@ def test_a_broken_database_url_leaves_the_session_working_and_the_problem_in_the
     assert any("hook gemini" in line and "DATABASE_URL" in line for line in lines), lines[-5:]
 
 
-def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(tmp_path: Path):
+def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(tmp_path: Path, api: ScriptedGemini):
     home = tmp_path / "home"
     dump = tmp_path / "theirs.jsonl"
     theirs = tmp_path / "theirs.sh"
@@ -140,17 +150,16 @@ def test_install_and_uninstall_round_trip_with_the_cli_keeps_the_users_own_hook(
                                                                           "name": "theirs"}]}]}
     settings = write_settings(home, {"hooks": user_hooks, "ui": {"theme": "GitHub"}})
     original = json.loads(settings.read_text(encoding="utf-8"))
-    with ScriptedGemini() as api:
-        w = gemini_workspace(tmp_path, api)
-        assert w.vlk("install", "gemini").returncode == 0
-        assert w.vlk("install", "gemini").stdout.count("already installed, nothing to change.") == 1  # idempotent
-        cmd = "ls /nonexistent-vlk-e2e-dir"
-        w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert "vlk-memact:" in w.last[3].last_parts_text()
-        assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 3  # their hook ran beside ours
-        done = w.vlk("uninstall", "gemini")
-        assert done.returncode == 0, done.stderr
-        assert json.loads(settings.read_text(encoding="utf-8")) == original
-        w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert all("vlk-memact:" not in r.text() for r in w.last)  # ours is gone (no lesson, no loop text)
-        assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 7  # theirs still runs
+    w = gemini_workspace(tmp_path, api)
+    assert w.vlk("install", "gemini").returncode == 0
+    assert w.vlk("install", "gemini").stdout.count("already installed, nothing to change.") == 1  # idempotent
+    cmd = "ls /nonexistent-vlk-e2e-dir"
+    w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert "vlk-memact:" in w.last[3].last_parts_text()
+    assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 3  # their hook ran beside ours
+    done = w.vlk("uninstall", "gemini")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(settings.read_text(encoding="utf-8")) == original
+    w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert all("vlk-memact:" not in r.text() for r in w.last)  # ours is gone (no lesson, no loop text)
+    assert dump.read_text(encoding="utf-8").count('"AfterTool"') == 7  # theirs still runs

@@ -6,6 +6,10 @@ with random tool names and argument objects (every parameter of every tool with 
 strings, deep nesting, lone surrogates, invalid UTF-8). After EACH hostile line a valid request
 (`ping`, or `tools/list` now and then) with a fresh id must be answered, and every line the server
 writes must be JSON-RPC output. Generation is derandomized, so CI sees the same inputs every run.
+
+The tests are the steps of that one session, in the order of this file: the last two end the server and
+read its log. So the module runs on one xdist worker (xdist_group) and keeps its order under
+`--random-order` (random_order(disabled=True)); it still runs anywhere among the other modules.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from hypothesis import strategies as st
 from mcp_clients import TOOL_NAMES, server_env
 from stdio_harness import ServerPipe
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240), pytest.mark.xdist_group("hostile_input"),
+              pytest.mark.random_order(disabled=True)]
 
 PROBE_TIMEOUT = 30.0
 TOOLS_LIST_EVERY = 10  # every 10th probe is tools/list (7 tools), the others ping

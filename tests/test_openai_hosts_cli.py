@@ -17,7 +17,14 @@ import pytest
 from host_harness import Workspace, require_cli
 from scripted_openai import ScriptedOpenAI, text
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("openai_hosts_cli")]
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[ScriptedOpenAI]:
+    """One scripted model for the module's sessions (both hosts speak its wire formats), one after another."""
+    with ScriptedOpenAI() as server:
+        yield server
 
 
 @pytest.fixture(params=[codex_harness, opencode_harness], ids=["codex", "opencode"])
@@ -28,9 +35,8 @@ def host(request: pytest.FixtureRequest) -> ModuleType:
 
 
 @pytest.fixture
-def ws(host: ModuleType, tmp_path: Path) -> Iterator[Workspace]:
-    with ScriptedOpenAI() as api:
-        yield host.workspace(tmp_path, api).installed()
+def ws(host: ModuleType, tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    return host.workspace(tmp_path, api).installed()
 
 
 def test_a_fix_from_an_earlier_session_is_recalled_right_after_the_error_recurs(host: ModuleType, ws: Workspace):

@@ -2,8 +2,12 @@
 
 Each test installs the plugin with the real `vlk-memact install opencode` into a temporary git project,
 runs `opencode run` headless there, and reads what the model was sent (tests/scripted_openai.py). Needs
-`npm ci --prefix tests/opencode` (CI fails without it, a dev machine skips), and the npm registry once,
-for the provider package OpenCode installs into tests/opencode/.cache on its first run.
+`npm ci --prefix tests/opencode` (CI fails without it, a dev machine skips); nothing is downloaded at test
+time (tests/opencode_harness.py: seed_plugin_sdk).
+
+OpenCode is started as few times as the assertions allow: the module shares one scripted model, and the
+loop session (`loop`, module-scoped) is both the loop test's session and the earlier session whose lesson
+the next session starts with; the module's tests run on one xdist worker (xdist_group).
 """
 
 from __future__ import annotations
@@ -13,29 +17,38 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from host_harness import Workspace, failing_command, git_project, requires_cli
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
 from opencode_harness import missing_cli, session_id, shell, workspace
 from scripted_openai import ScriptedOpenAI, call, text
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("opencode_cli")]
 _cli_present = requires_cli(missing_cli)
 
 
+@pytest.fixture(scope="module")
+def api() -> Iterator[ScriptedOpenAI]:
+    """One scripted model for the module's sessions, which run one after another."""
+    with ScriptedOpenAI() as server:
+        yield server
+
+
 @pytest.fixture
-def ws(tmp_path: Path) -> Iterator[Workspace]:
-    with ScriptedOpenAI() as api:
-        yield workspace(tmp_path, api).installed()
+def ws(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
+    return workspace(tmp_path, api).installed()
 
 
-def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blocked(ws: Workspace, tmp_path: Path):
-    marker = tmp_path / "runs.txt"
-    cmd = failing_command(marker)
-    result = ws.run("build it", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stopped."))
-    turns = ws.last
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedOpenAI) -> Loop:
+    root = tmp_path_factory.mktemp("loop")
+    return run_loop(workspace(root, api).installed(), root, shell, text("stopped."), session_id=session_id)
+
+
+def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blocked(loop: Loop):
+    turns = loop.turns
     # The first failure is captured (with its exit code), and nothing is said about it.
     first = turns[1].since_last_call()
     assert "nonexistent-vlk-e2e-dir" in first and "vlk-memact:" not in first
-    history = json.loads(ws.vlk("history", "--limit", "50", "--session", session_id(result) or "").stdout)
+    history = loop.history
     assert any("Exit code 2" in (s.get("raw_log") or "") for s in history), history
     assert "now live 2 times" in turns[2].since_last_call()
     # The third: the loop text reaches the model with the tool result.
@@ -44,7 +57,7 @@ def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_blo
     # The fourth identical call, nothing changed: thrown before it ran; the model reads the reason.
     fourth = turns[4].since_last_call()
     assert "vlk-memact: not run." in fourth
-    assert marker.read_text(encoding="utf-8").count("ran") == 3
+    assert loop.runs.count("ran") == 3
 
 
 def test_a_tool_call_that_throws_is_captured_and_the_loop_note_reaches_the_next_request(ws: Workspace):
@@ -72,9 +85,8 @@ def test_with_an_edit_in_between_the_repeat_runs_with_a_warning(ws: Workspace, t
     assert "something has changed since it last failed" in after_repeat
 
 
-def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(ws: Workspace, tmp_path: Path):
-    cmd = failing_command(tmp_path / "runs.txt")
-    ws.run("build it", shell(cmd), shell(cmd), shell(cmd), text("stopped."))
+def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(loop: Loop):
+    ws, tmp_path = loop.ws, loop.root  # after the loop session: its lesson is the project's
     ws.run("start again", text("ok."))
     system = ws.last[0].system()
     assert "vlk-memact: what" in system and "earlier sessions of this project" in system
@@ -97,9 +109,7 @@ def test_a_continued_session_gets_its_live_errors_back_and_a_second_copy_stays_s
     assert system.count("vlk-memact: this session's memory so far") == 1  # two copies would say it twice
 
 
-
-
-def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_path: Path):
+def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_path: Path, api: ScriptedOpenAI):
     project = git_project(tmp_path / "project")
     plugins = project / ".opencode" / "plugins"
     plugins.mkdir(parents=True)
@@ -110,19 +120,18 @@ def test_install_is_idempotent_and_uninstall_leaves_other_plugins_running(tmp_pa
         'export const Theirs = async () => ({ "tool.execute.after": async () => { '
         f'appendFileSync({json.dumps(str(seen))}, "after\\n"); }} }});\n', encoding="utf-8")
     original = theirs.read_text(encoding="utf-8")
-    with ScriptedOpenAI() as api:
-        w = workspace(tmp_path, api, project)
-        assert w.vlk("install", "opencode").returncode == 0
-        again = w.vlk("install", "opencode")
-        assert again.returncode == 0 and "Nothing changed: vlk-memact was already installed for OpenCode." in again.stdout
-        cmd = "ls /nonexistent-vlk-e2e-dir"
-        w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert "vlk-memact:" in w.last[3].since_last_call()
-        assert seen.read_text(encoding="utf-8").count("after") == 3  # their plugin ran beside ours
-        done = w.vlk("uninstall", "opencode")
-        assert done.returncode == 0, done.stderr
-        assert sorted(p.name for p in plugins.iterdir()) == ["theirs.js"]
-        assert theirs.read_text(encoding="utf-8") == original
-        w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
-        assert all("vlk-memact:" not in r.text() for r in w.last)  # ours is gone
-        assert seen.read_text(encoding="utf-8").count("after") == 7  # theirs still runs
+    w = workspace(tmp_path, api, project)
+    assert w.vlk("install", "opencode").returncode == 0
+    again = w.vlk("install", "opencode")
+    assert again.returncode == 0 and "Nothing changed: vlk-memact was already installed for OpenCode." in again.stdout
+    cmd = "ls /nonexistent-vlk-e2e-dir"
+    w.run("go", shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert "vlk-memact:" in w.last[3].since_last_call()
+    assert seen.read_text(encoding="utf-8").count("after") == 3  # their plugin ran beside ours
+    done = w.vlk("uninstall", "opencode")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in plugins.iterdir()) == ["theirs.js"]
+    assert theirs.read_text(encoding="utf-8") == original
+    w.run("go again", shell(cmd), shell(cmd), shell(cmd), shell(cmd), text("stop."))
+    assert all("vlk-memact:" not in r.text() for r in w.last)  # ours is gone
+    assert seen.read_text(encoding="utf-8").count("after") == 7  # theirs still runs
