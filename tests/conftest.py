@@ -22,16 +22,6 @@ if TYPE_CHECKING:
 PROJECT = "test-project"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _own_data_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The user data directory (default database, hook log, installers' backups) of this test worker: no test
-    writes into the real one, and the processes tests start inherit it."""
-    folder = tmp_path_factory.mktemp("user-data")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_DATA_HOME", str(folder))
-        yield folder
-
-
 # ---- PostgreSQL ----
 # VLK_TEST_POSTGRES_URL names the server (default below). Without a reachable server PostgreSQL
 # tests are skipped, except when CI is set: then they fail, so CI can never pass by skipping.
