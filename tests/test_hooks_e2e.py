@@ -355,7 +355,8 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
         return done.stdout
 
     cli("install", "claude-code")  # (g) default scope: local
-    assert cli("install", "claude-code").endswith("Nothing changed: vlk-memact was already installed for Claude Code.\n")
+    assert "\nNothing changed: vlk-memact was already installed for Claude Code.\nNo past Claude Code sessions" in cli(
+        "install", "claude-code")
     merged = json.loads(settings.read_text())
     assert merged["permissions"] == original["permissions"]
     assert original["hooks"]["PostToolUse"][0] in merged["hooks"]["PostToolUse"]

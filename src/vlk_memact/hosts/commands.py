@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"note: {note}", file=sys.stderr)
     status = _install_or_uninstall(args)
-    if args.command == "install" and status == 0:
-        print_learn_note(args.host)
+    if args.command == "install" and status == 0 and not getattr(args, "dry_run", False):
+        print_learn_note(args.host)  # after the status line: what to do next
     return status
 
 
