@@ -54,6 +54,9 @@ class Settings:
     #                                 the same evidence within this window
     hook_server: bool = True  # VLK_HOOK_SERVER: 0 answers every hook in its own process (no warm server)
     hook_server_idle_seconds: int = 600  # VLK_HOOK_SERVER_IDLE_SECONDS: the warm server exits after this idle time
+    impact: bool = True  # VLK_IMPACT: 0 records no interventions (what was said to the agent; `vlk-memact impact`)
+    holdout: float = 0.0  # VLK_HOLDOUT: the share (0 to 0.5) of just-in-time fix recalls the hooks withhold, as
+    #                       an experiment `vlk-memact impact` reports on; 0 (off) by default
     host_session_id: str | None = None  # VLK_HOST_SESSION_ID, else CLAUDE_CODE_SESSION_ID: the stdio server's
     #                                     default session (the host's, so its hooks and the model share one)
 
@@ -93,6 +96,14 @@ class Settings:
                 if flag not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
                     raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
                 values[f.name] = flag in ("1", "true", "yes", "on")
+            elif f.type == "float":
+                try:
+                    share = float(raw.strip())
+                except ValueError:
+                    raise ConfigError(f"{name} must be a number between 0 and 0.5, got {raw!r}") from None
+                if not 0 <= share <= 0.5:
+                    raise ConfigError(f"{name} must be between 0 and 0.5, got {raw!r}")
+                values[f.name] = share
             elif f.type == "int":
                 try:
                     number = int(raw.strip())

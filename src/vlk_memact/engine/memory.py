@@ -14,6 +14,8 @@ from .admin import Administration
 from .base import DEFAULT_TENANT
 from .context import Context
 from .history import History
+from .impact import Impact
+from .impact_record import InterventionRecorder
 from .lessons import Lessons
 from .recording import Recording
 from .rekey import rekey_if_stale
@@ -24,7 +26,7 @@ __all__ = ["DEFAULT_TENANT", "Memory"]
 log = logging.getLogger(__name__)
 
 
-class Memory(Recording, History, Context, Lessons, Administration):
+class Memory(Recording, History, Context, Lessons, Administration, Impact, InterventionRecorder):
     """The library API: `with Memory() as m: m.record_state(raw_log=...)`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
 from . import failures as failure_kinds
-from . import fixes, guard, inject, read_only, steps
+from ..core import interventions as said_kinds
+from . import fixes, guard, inject, read_only, said, steps
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -149,13 +150,13 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
-    said = [_announce(memory, call, record), _fix_note(memory, call.session_id, record.timeline_id)]
-    return "\n".join(t for t in said if t) or None
+    texts = [_announce(memory, call, record), _fix_note(memory, call, record.timeline_id)]
+    return "\n".join(t for t in texts if t) or None
 
 
-def _fix_note(memory: Memory, session_id: str, slot_id: int) -> str | None:
+def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
     """What fixed this error in an earlier session (fix memory), said once per fix and session."""
-    key = _session(memory, session_id)
+    key = _session(memory, call.session_id)
     with memory.store.read() as tx:
         slot = tx.slots_by_id(key, [slot_id])
         told = tx.injected(key) if slot else []
@@ -168,7 +169,7 @@ def _fix_note(memory: Memory, session_id: str, slot_id: int) -> str | None:
         return None
     shown = found[: fixes.FIXES_TOLD]
     _remember_injected(memory, key, [f"f:{f.id}" for f in shown])
-    return fixes.recall_text(shown, key.session)
+    return said.fixes(memory, call, key, shown, fixes.recall_text(shown, key.session))
 
 
 def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
@@ -183,9 +184,9 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | Non
             anchors = tx.slots_by_id(key, [loop.anchor_id])
             calls = _calls_of(tx.slots_by_id(key, loop.archived_ids), call.ignored_fields)
         _remember_injected(memory, key, [f"c:{loop.anchor_id}"])
-        return inject.loop_text(call.described, loop, anchors[0] if anchors else None, mode,
-                                [d for _, d in calls], sum(k == call.key for k, _ in calls),
-                                memory.settings.loop_threshold)
+        return said.announced(memory, call, said_kinds.LOOP, inject.loop_text(
+            call.described, loop, anchors[0] if anchors else None, mode, [d for _, d in calls],
+            sum(k == call.key for k, _ in calls), memory.settings.loop_threshold), loop.anchor_id)
     if record.recalled:
         wanted = [r.constraint_id for r in record.recalled]
         with memory.store.read() as tx:
@@ -193,9 +194,11 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | Non
         recalled = [found[i] for i in wanted if i in found]
         if recalled:
             _remember_injected(memory, key, [f"c:{c.id}" for c in recalled])
-            return inject.recall_text(call.described, recalled, record.session_id)
+            return said.announced(memory, call, said_kinds.RECALL,
+                                  inject.recall_text(call.described, recalled, record.session_id), recalled[0].id)
     if record.repeats >= 2:
-        return inject.repeat_text(call.described, record.repeat_ids, memory.settings.loop_threshold)
+        return said.announced(memory, call, said_kinds.REPEAT,
+                              inject.repeat_text(call.described, record.repeat_ids, memory.settings.loop_threshold))
     return None
 
 
@@ -298,8 +301,9 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
     if action == guard.DENY:
         if fix is None:
             fix = _known_fix(memory, key, newest)
-        return GuardResult(action, inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix),
-                           anchor.id)
+        reason = inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix)
+        said.guard(memory, call, action, reason, anchor.id)
+        return GuardResult(action, reason, anchor.id)
     if action == guard.WARN and not warned:
         if say_warning:
             _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])
@@ -307,6 +311,8 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
             text = inject.shared_error_text(call.described, anchor, len(same))
         else:
             text = inject.warn_text(call.described, anchor, guard.changed_since(call.key, events, edit_target))
+        if say_warning:
+            said.guard(memory, call, action, text, anchor.id)
         return GuardResult(action, text, anchor.id)
     return GuardResult(guard.NONE)
 

@@ -24,7 +24,7 @@ from ..core.inputs import MAX_CONTEXT_TOKENS
 from ..core.model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
 from ..core.quoting import quoted_line
 from ..core.render import CHARS_PER_TOKEN, estimate_tokens
-from . import capture, failures, guard, inject
+from . import capture, failures, guard, inject, said
 
 if TYPE_CHECKING:
     from ..engine import Memory
@@ -89,7 +89,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
             # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
             # and is not pushed by the next prompt.
             tx.set_injected(key, _items(constraints, conflicts), host)
-        return text
+        return said.carried(memory, key, text, host)  # kept as interventions (issue 33)
     own = [c for c in constraints if c.session_id == key.session or not _quotes_a_refusal(c)]
     text, shown, _ = inject.context_text(
         HEADINGS.get(source, HEADINGS["startup"]), own, conflicts, present, key.session,
@@ -98,7 +98,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
     with memory.store.write() as tx:
         # After a compaction or a resume, the model holds exactly what was injected now.
         tx.set_injected(key, _items(shown, conflicts if text else []), host)
-    return text
+    return said.carried(memory, key, text, host)
 
 
 def _quotes_a_refusal(constraint: Slot) -> bool:

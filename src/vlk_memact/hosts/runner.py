@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings, detect_project
 from ..core import inputs
 from ..core.model import SessionKey
+from ..engine.impact_record import InterventionRecorder
 from .hook_log import report
 from .warm import MAX_EVENT_BYTES
 
@@ -36,9 +37,9 @@ DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
 
 
-class StoreOnly:
-    """The part of Memory the guard and resolution use (settings, store, session keys), without the engine's
-    imports: PreToolUse and PostToolUse run on every tool call and need nothing more."""
+class StoreOnly(InterventionRecorder):
+    """The part of Memory the guard and resolution use (settings, store, session keys, recording what was said),
+    without the engine's imports: PreToolUse and PostToolUse run on every tool call and need nothing more."""
 
     tenant = "local"
     default_session = None

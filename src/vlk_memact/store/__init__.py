@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from ..core.errors import ConfigError, WouldWait
 from .batch import Batch
 from .learned import LearnedSource
+from ..core.interventions import Intervention, NewIntervention
 from ..core.model import (
     Fix,
     NewFix,
@@ -155,6 +156,18 @@ class Transaction(Protocol):
 
     def demote_fix(self, fix_id: int) -> None:
         """Count one more time this fix was recalled, applied, and its error came back anyway."""
+
+    # ---- what the memory said to agents (issue 33); implemented in store/interventions.py ----
+
+    def add_intervention(self, new: NewIntervention) -> None:
+        """Keep one intervention (a denial, a fix told, a fact carried, ...), stamped now."""
+
+    def interventions(self, tenant: str, project: str | None, since: str | None = None,
+                      session: str | None = None, limit: int = 100_000) -> list[Intervention]:
+        """The tenant's interventions (of a project, a session, since a 'YYYY-MM-DD' time), oldest first."""
+
+    def session_intervened(self, key: SessionKey, kind: str, subject: str) -> bool:
+        """Whether the session already holds an intervention of this kind naming this subject."""
 
     # ---- what `vlk-memact learn` read (learn/); implemented in store/learned.py ----
 

@@ -106,6 +106,7 @@ class Export(Fixes):
             yield {"type": "key", "constraint": constraint, "key": key}
         self._unpin_export()
         yield from self._dump_fixes(tenant, project, session)
+        yield from self._dump_interventions(tenant, project, session)  # type: ignore[attr-defined]
 
     def load(self, record: dict[str, Any]) -> bool:
         kind = record.get("type")
@@ -147,6 +148,8 @@ class Export(Fixes):
             return constraint is not None and self._index_keys(constraint, [record["key"]]) == 1
         if kind == "fix":
             return self._load_fix(record)
+        if kind == "intervention":
+            return self._load_intervention(record)  # type: ignore[attr-defined]
         raise ValueError(f"unknown export record type {kind!r}")
 
     def _id_of(self, uid: str) -> int | None:

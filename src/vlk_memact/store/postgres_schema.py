@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 
 from ..core.errors import StoreError
+from .interventions_schema import postgres_interventions
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -276,6 +277,8 @@ def m009_fingerprint_keys_version(conn: Connection[tuple[object, ...]]) -> None:
     conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
     conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version integer")
 
+
+migration(postgres_interventions)  # what the memory said to agents (issue 33)
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.model import SessionKey
-from .dialect import SESSION, SqlDialect, session_params
+from .dialect import SESSION, session_params
+from .interventions import Interventions
 from .rows import HOST_CALLS_PER_SESSION
 
 # Content no slot references any more (the statement that names it binds any further condition).
 _ORPHANED = "NOT EXISTS (SELECT 1 FROM agent_timeline t WHERE t.content_id = memory_contents.id)"
 
 
-class Retention(SqlDialect):
+class Retention(Interventions):
     """The Transaction protocol's prune (see store/__init__.py for what it does)."""
 
     _PRUNE_BATCH: int  # slots deleted per statement
@@ -46,6 +47,7 @@ class Retention(SqlDialect):
         if key is None:  # a full pass also sweeps content orphaned by anything else
             contents += self._count(f"DELETE FROM memory_contents WHERE {_ORPHANED}")
         self._prune_host_calls(key, max_age_days)
+        self._prune_interventions(key, max_age_days)
         return len(doomed), contents
 
     def _prune_host_calls(self, key: SessionKey | None, max_age_days: int) -> None:

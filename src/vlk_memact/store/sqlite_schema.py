@@ -11,6 +11,8 @@ import json
 import sqlite3
 from collections.abc import Callable
 
+from .interventions_schema import sqlite_interventions
+
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
 migration = MIGRATIONS.append
@@ -359,6 +361,8 @@ def m010_fingerprint_keys_version(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO fingerprint_keys_version (version) VALUES (3)")
     conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version INTEGER")
 
+
+migration(sqlite_interventions)  # what the memory said to agents (issue 33)
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
