@@ -139,6 +139,10 @@ def _one_call(memory: Memory, args: argparse.Namespace, settings: Settings) -> s
         return results.slots_json(memory.recent_history(limit=args.limit, every_project=True).slots)
     if args.command == "summary" and args.all:
         return session_choice.total_text(memory)
+    if args.command == "impact":
+        from .impact import run as run_impact
+
+        return run_impact(memory, args)
     if args.command in ("export", "import", "maintenance"):
         from .transfer import run_transfer
 

@@ -179,6 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_learn(sub)
 
+    from .impact import register as register_impact
+
+    register_impact(sub)
+
     ui = sub.add_parser("ui", help="serve a local web viewer (prints its URL, with a one-time token, on stdout)")
     ui.add_argument("--port", type=int, default=0, help="port (default: any free one)")
     ui.add_argument("--open", action="store_true", help="open the URL in the default browser")
