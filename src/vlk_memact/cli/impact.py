@@ -78,6 +78,10 @@ def text(report: dict[str, Any]) -> str:
             lines.append(f"  - {quoted_line(denied['call'] or '?', 160)} in session "
                          f"'{quoted_line(denied['session'], 40)}': {what}"
                          + (", then succeeded" if denied["then_succeeded"] else ""))
+    recalled = report["lessons_recalled"]
+    if recalled["total"]:
+        lines.append(f"Lessons recalled when their error came back: {recalled['total']}, resolved afterwards "
+                     f"{recalled['resolved']}.")
     carried = report["carried_facts"]
     if carried["told"]:
         lines.append(f"Facts carried at session start: {carried['told']}, met again in that session "

@@ -108,6 +108,8 @@ def summarize(found: Sequence[Outcome], project: str | None, since: str | None) 
         "denials": {"total": len(denied), "then_changed": sum(bool(o.changed) for o in denied),
                     "overridden": sum(bool(o.overridden) for o in denied),
                     "then_succeeded": sum(bool(o.succeeded) for o in denied)},
+        "lessons_recalled": {"total": len(by_kind[kinds.RECALL]),
+                             "resolved": sum(bool(o.resolved) for o in by_kind[kinds.RECALL])},
         "carried_facts": {"told": len(carried), "met_again": sum(bool(o.met_again) for o in carried)},
         "steps_saved": sum(o.steps_saved for o in told),
         "fixes": _fix_rows(told),

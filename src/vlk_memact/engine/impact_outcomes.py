@@ -136,6 +136,15 @@ def finding_steps(finding: SessionCalls, iv: Intervention) -> int | None:
     return None if end is None else end - failed[0]
 
 
+def recalled(session: SessionCalls, iv: Intervention) -> Outcome:
+    """A lesson recalled after a failure: did the failing call then succeed (hooks), or did the agent archive the
+    error (the MCP tools)?"""
+    index = session.by_use.get(iv.tool_use_id) if iv.tool_use_id else None
+    if index is None:
+        return Outcome(iv, resolved=_archived_by_agent(session, iv))
+    return Outcome(iv, resolved=_resolving(session.calls, index + 1, iv) is not None)
+
+
 def carried(session: SessionCalls, iv: Intervention) -> Outcome:
     keys = set(iv.data.get("keys", []))
     if not keys:
@@ -167,6 +176,8 @@ def outcomes(tx: Transaction, found: list[Intervention]) -> list[Outcome]:
             done.append(told_fix(here, iv, finding))
         elif iv.kind == kinds.CARRIED:
             done.append(carried(here, iv))
+        elif iv.kind == kinds.RECALL:
+            done.append(recalled(here, iv))
         else:
             done.append(Outcome(iv))
     return done

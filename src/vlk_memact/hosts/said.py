@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import interventions as kinds
 
 if TYPE_CHECKING:
-    from ..core.model import Fix, SessionKey
+    from ..core.model import Fix, SessionKey, Slot
     from .capture import ToolCall
 
 _FACT_ID = re.compile(r"^- \[id:(\d+)\]")
@@ -69,6 +69,16 @@ def announced(memory: Any, call: ToolCall, kind: str, text: str | None, subject:
     return text
 
 
+def error_keys(tx: Any, tenant: str, constraint: Slot) -> list[str]:
+    """The keys of the error a carried constraint is about: its own, else those of the slots it was learned or
+    merged from (a loop anchor, a lesson, a consolidation)."""
+    keys = list(constraint.error_keys)
+    if not keys:
+        sources = tx.tenant_slots(tenant, tx.sources(constraint.id, "archived") + tx.sources(constraint.id, "merged"))
+        keys = list(dict.fromkeys(k for source in sources for k in source.error_keys))
+    return keys[:16]
+
+
 def carried(memory: Any, key: SessionKey, text: str | None, host: str | None) -> str | None:
     """The facts a session starts with, one intervention per fact (its line's characters; the heading's go to
     the first), with the error keys a later failure of the session is matched against. Returns the text."""
@@ -81,13 +91,7 @@ def carried(memory: Any, key: SessionKey, text: str | None, host: str | None) ->
         return text
     with memory.store.read() as tx:
         slots = {s.id: s for s in tx.tenant_slots(key.tenant, [i for _, i in facts])}
-        keys_of: dict[int, list[str]] = {}
-        for slot_id, slot in slots.items():
-            keys = list(slot.error_keys)
-            if not keys:  # a loop anchor or consolidation: the keys of the errors it stands for
-                sources = tx.tenant_slots(key.tenant, tx.sources(slot_id, "archived") + tx.sources(slot_id, "merged"))
-                keys = list(dict.fromkeys(k for source in sources for k in source.error_keys))
-            keys_of[slot_id] = keys
+        keys_of = {slot_id: error_keys(tx, key.tenant, slot) for slot_id, slot in slots.items()}
     rest = len(text) - sum(len(line) + 1 for line, _ in facts)
     news = []
     for n, (line, slot_id) in enumerate(facts):

@@ -39,6 +39,7 @@ from ..core.model import (
 from ..engine import Memory
 from ..hosts.failures import non_failure
 from ..store import WouldWait
+from . import said
 from .schemas import light_output_schema
 
 SERVER_NAME = "Vlk MemAct"
@@ -238,6 +239,7 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         failure comes first, then each live error, all tagged [id:N]. It detects a loop (the same error
         3+ times is archived behind a [SYSTEM ANCHOR]), merges constraints above 5 and flags conflicts."""
         result = _call(lambda: memory.fetch_context(session_id=session_id, max_tokens=max_tokens))
+        said.context(memory, result)  # kept as interventions (issue 33)
         return _result(result.text, render.context_view(result))
 
 
@@ -277,6 +279,7 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
             )
 
         result = _call(record)
+        said.record(memory, result, results.record_notice(result))  # kept as interventions (issue 33)
         return _result(results.record_text(result), results.record_view(result))
 
 

@@ -1,0 +1,64 @@
+"""What the MCP tools said, kept as interventions (issue 33): the edge for hosts without hooks.
+
+vlk_record_state tells fixes (fix memory), recalls lessons and warns of a repeat; vlk_fetch_context announces a
+loop and carries the lessons of earlier sessions (a lesson counts once per session, when first shown). Each is
+recorded with the slot it was about, so that `vlk-memact impact` can tell whether the agent then archived it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import interventions as kinds
+from ..core.model import ContextResult, RecordResult
+from ..hosts.said import error_keys
+
+HOST = "mcp"
+
+
+def record(memory: Any, result: RecordResult, notice: str) -> None:
+    """After vlk_record_state: its fixes told, lessons recalled and repeat warning (notice: the text shown)."""
+    if result.already_recorded_by or not notice or not memory.settings.impact:
+        return
+    lines = notice.split("\n")
+
+    def cost(start: str) -> int:
+        return sum(len(line) + 1 for line in lines if line.startswith(start))
+
+    news = []
+    data = {"slot": result.timeline_id}
+    for fixed in result.fixed_before[:2]:
+        news.append(memory.new_intervention(result.session_id, kinds.FIX_TOLD, chars=cost("🔧") // max(
+            1, len(result.fixed_before[:2])), detail=fixed, data=data, host=HOST))
+    for recall in result.recalled:
+        news.append(memory.new_intervention(result.session_id, kinds.RECALL, chars=cost("⚡") // len(result.recalled),
+                                            subject=str(recall.constraint_id), detail=recall.lesson, data=data,
+                                            host=HOST))
+    if result.repeats >= 2:
+        news.append(memory.new_intervention(result.session_id, kinds.REPEAT, chars=cost("⚠"), data=data, host=HOST))
+    memory.keep_interventions(news)
+
+
+def context(memory: Any, result: ContextResult) -> None:
+    """After vlk_fetch_context: the loops it announced, and the earlier sessions' lessons shown for the first time
+    in this session (carried facts, with the error keys a later record is matched against)."""
+    if not memory.settings.impact or not (result.loops or result.constraint_ids):
+        return
+    key = memory._key(result.session_id)  # noqa: SLF001 - the same session rule as every engine method
+    with memory.store.read() as tx:
+        shown = [c for c in tx.tenant_slots(key.tenant, result.constraint_ids) if c.session_id != key.session]
+        keys = {c.id: error_keys(tx, key.tenant, c) for c in shown}
+        told = {i.subject for i in tx.interventions(key.tenant, key.project, session=key.session)
+                if i.kind == kinds.CARRIED} if shown else set()
+    news = [memory.new_intervention(key.session, kinds.LOOP, chars=len(result.text) // max(1, len(result.loops)),
+                                    subject=str(loop.anchor_id), detail=f"loop anchor [id:{loop.anchor_id}]",
+                                    host=HOST) for loop in result.loops]
+    for constraint in shown:
+        if constraint.uid in told:
+            continue
+        marker = f"[id:{constraint.id}]"
+        line = next((line for line in result.text.split("\n") if marker in line), marker)
+        news.append(memory.new_intervention(key.session, kinds.CARRIED, chars=len(line) + 1, subject=constraint.uid,
+                                            detail=line.strip(), data={"keys": keys[constraint.id]},
+                                            host=HOST))
+    memory.keep_interventions(news)
