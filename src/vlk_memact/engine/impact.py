@@ -17,6 +17,7 @@ from ..core import interventions as kinds
 from .base import MemoryBase
 from .impact_outcomes import Outcome, outcomes
 
+RECENT = 50  # interventions listed one by one, newest first
 MIN_CASES = 5  # resolved recalls on each side before the holdout comparison is worked out
 # Student's t, 97.5th percentile, by degrees of freedom (a 95% two-sided interval); 1.96 beyond 30.
 _T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 12: 2.18,
@@ -84,7 +85,8 @@ def summarize(found: Sequence[Outcome], project: str | None, since: str | None) 
         iv = o.intervention
         day = days.setdefault(iv.created_at[:10], {"day": iv.created_at[:10], "interventions": 0, "chars": 0,
                                                    "fixes_applied": 0, "fixes_resolved": 0, "then_changed": 0,
-                                                   "met_again": 0, "steps_saved": 0, "sessions": []})
+                                                   "met_again": 0, "steps_saved": 0, "sessions": [],
+                                                   "where": []})
         day["interventions"] += iv.kind in kinds.SAID
         day["chars"] += iv.chars if iv.kind in kinds.SAID else 0
         if iv.kind == kinds.FIX_TOLD:
@@ -95,6 +97,8 @@ def summarize(found: Sequence[Outcome], project: str | None, since: str | None) 
         day["met_again"] += bool(iv.kind == kinds.CARRIED and o.met_again)
         if iv.session_id not in day["sessions"]:
             day["sessions"].append(iv.session_id)
+        if {"project": iv.project, "session": iv.session_id} not in day["where"]:
+            day["where"].append({"project": iv.project, "session": iv.session_id})
     return {
         "project": project,
         "since": since,
@@ -118,7 +122,32 @@ def summarize(found: Sequence[Outcome], project: str | None, since: str | None) 
                           "then_succeeded": bool(o.succeeded), "at": o.intervention.created_at} for o in denied],
         "holdout": holdout(told, by_kind[kinds.FIX_WITHHELD]),
         "days": sorted(days.values(), key=lambda d: d["day"]),
+        "recent": [_recent(o) for o in found[-RECENT:]][::-1],
     }
+
+
+def _followed(o: Outcome) -> str:
+    """What followed an intervention, in a few words ("" when nothing is known)."""
+    kind = o.intervention.kind
+    if kind == kinds.DENY:
+        return ("changed the call" if o.changed else "overrode it" if o.overridden else "did not retry") + (
+            ", then it worked" if o.succeeded else "")
+    if kind in (kinds.FIX_TOLD, kinds.FIX_WITHHELD):
+        applied = "steps not seen" if o.applied is None else "applied" if o.applied else "not applied"
+        return f"{applied}, {'resolved' if o.resolved else 'not resolved'}" + (
+            f" in {o.steps_here} step(s) (the finding session: {o.steps_before})" if o.steps_here is not None
+            and o.steps_before is not None else "")
+    if kind == kinds.CARRIED and o.met_again is not None:
+        return "met again in the session" if o.met_again else "not met in the session"
+    if kind == kinds.RECALL and o.resolved is not None:
+        return "resolved afterwards" if o.resolved else "not resolved"
+    return ""
+
+
+def _recent(o: Outcome) -> dict[str, Any]:
+    iv = o.intervention
+    return {"kind": iv.kind, "project": iv.project, "session": iv.session_id, "at": iv.created_at,
+            "chars": iv.chars, "about": iv.detail, "followed": _followed(o)}
 
 
 class Impact(MemoryBase):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 from urllib.parse import unquote, urlencode
 
@@ -34,7 +34,7 @@ from ..core.model import SessionKey, Slot
 from ..core.redact import redact
 from ..core.render import LOOP_KINDS, estimate_tokens
 from ..engine import Memory
-from . import readmodel
+from . import impact_page, readmodel
 from .chart import savings_chart
 from .live import MAX_CLIENTS, ChangeStream
 from .security import Guard, Secrets, allowed_hosts
@@ -69,6 +69,7 @@ def build_app(memory: Memory, *, host: str = "127.0.0.1", port: int, allow_write
         Route("/lessons", pages.lessons),
         Route("/context", pages.context),
         Route("/search", pages.search),
+        Route("/impact", partial(impact_page.page, pages)),
         Route("/revoke", pages.revoke, methods=["POST"]),
         Route("/events", stream.endpoint),
         Route("/favicon.ico", lambda request: RedirectResponse("/static/favicon.svg", status_code=301)),
