@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.errors import ConfigError
 from ..engine import Memory
+from .metrics import Metrics
 from .tools import build_server
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,8 @@ def security_settings(host: str, port: int, allowed_hosts: list[str]) -> Transpo
 
 def http_app(memory: Memory, tokens: Mapping[str, str] | None, host: str, port: int,
              allowed_hosts: list[str] | None = None) -> Any:
-    """The ASGI application: stateless Streamable HTTP at /mcp, behind bearer auth when tokens are given."""
+    """The ASGI application: stateless Streamable HTTP at /mcp and the impact counters at /metrics, behind bearer
+    auth when tokens are given."""
     if tokens is None and not is_loopback(host):
         raise ConfigError(
             f"refusing to serve on {host} without authentication: set VLK_AUTH_TOKENS or VLK_AUTH_TOKENS_FILE "
@@ -142,6 +144,7 @@ def http_app(memory: Memory, tokens: Mapping[str, str] | None, host: str, port: 
         transport_security=security_settings(host, port, allowed_hosts or []),
         host=host,
     )
+    app = Metrics(app, memory)  # GET /metrics, behind the same token (server/metrics.py)
     return BearerAuth(app, tokens) if tokens is not None else app
 
 

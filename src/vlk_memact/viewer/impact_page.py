@@ -59,6 +59,10 @@ def impact_chart(days: Sequence[dict[str, Any]]) -> Markup:
                      f'height="{ok_h:.1f}"/></a>')
         points.append(f"{x:.1f},{TOP + plot_h - plot_h * day['chars'] / top_chars:.1f}")
     parts.append(f'<polyline class="line" points="{" ".join(points)}"/>')
+    for point, day in zip(points, days, strict=True):
+        cx, cy = point.split(",")
+        parts.append(f'<circle class="dot" cx="{cx}" cy="{cy}" r="3.5"><title>{escape(day["day"])}: '
+                     f'{day["chars"]:,} characters injected</title></circle>')
     for i in sorted({0, len(days) // 2, len(days) - 1}):
         parts.append(f'<text class="tick" x="{LEFT + i * step + step / 2:.1f}" y="{TOP + plot_h + 18}" '
                      f'text-anchor="middle">{escape(days[i]["day"])}</text>')
