@@ -59,7 +59,8 @@ def _load_postgres(url: str) -> None:
         conn.execute(f'SET search_path TO "{schema}"')
         conn.execute(f"CREATE TABLE {postgres_schema.VERSION_TABLE} (version integer PRIMARY KEY, name text NOT NULL,"
                      f" applied_at text NOT NULL DEFAULT {postgres_schema.NOW_MILLIS})")
-        previous = postgres_schema.SCHEMA_VERSION - 1  # the release before added one step
+        # The release before the fingerprint keys' version (later steps, issue 33's interventions, come after it).
+        previous = [m.__name__ for m in postgres_schema.MIGRATIONS].index("m009_fingerprint_keys_version")
         for number, step in enumerate(postgres_schema.MIGRATIONS[:previous], start=1):
             step(conn)
             conn.execute(f"INSERT INTO {postgres_schema.VERSION_TABLE} (version, name) VALUES (%s, %s)",

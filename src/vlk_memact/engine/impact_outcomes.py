@@ -15,8 +15,9 @@ at: its fix outcomes are "not observable", except resolution by the agent archiv
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core import interventions as kinds
 from ..core.interventions import Intervention
@@ -154,30 +155,58 @@ def carried(session: SessionCalls, iv: Intervention) -> Outcome:
     return Outcome(iv, met_again=met)
 
 
-def outcomes(tx: Transaction, found: list[Intervention]) -> list[Outcome]:
-    """The outcome of each intervention, reading each session involved once."""
-    sessions: dict[tuple[str, str, str], SessionCalls] = {}
+FROZEN = ("changed", "overridden", "succeeded", "applied", "resolved", "steps_here", "steps_before", "met_again")
+SESSIONS_CACHED = 64
 
-    def session_of(tenant: str, project: str, session: str) -> SessionCalls:
+
+class Outcomes:
+    """Outcomes over one transaction, reading each session involved once (the newest SESSIONS_CACHED kept)."""
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+        self.sessions: dict[tuple[str, str, str], SessionCalls] = {}
+
+    def session(self, tenant: str, project: str, session: str) -> SessionCalls:
         where = (tenant, project, session)
-        if where not in sessions:
-            sessions[where] = SessionCalls(tx, SessionKey(*where))
-        return sessions[where]
+        if where not in self.sessions:
+            if len(self.sessions) >= SESSIONS_CACHED:
+                self.sessions.pop(next(iter(self.sessions)))
+            self.sessions[where] = SessionCalls(self.tx, SessionKey(*where))
+        return self.sessions[where]
 
-    done = []
-    for iv in found:
-        here = session_of(iv.tenant, iv.project, iv.session_id)
+    def of(self, iv: Intervention) -> Outcome:
+        here = self.session(iv.tenant, iv.project, iv.session_id)
+        frozen = iv.data.get("outcome")
+        if isinstance(frozen, dict) and not here.calls:
+            # Imported from another database without the session's records: what followed, as computed there.
+            return Outcome(iv, **{k: frozen.get(k) for k in FROZEN})
         if iv.kind == kinds.DENY:
-            done.append(denial(here, iv))
-        elif iv.kind in (kinds.FIX_TOLD, kinds.FIX_WITHHELD):
+            return denial(here, iv)
+        if iv.kind in (kinds.FIX_TOLD, kinds.FIX_WITHHELD):
             fix_session = iv.data.get("fix_session")
-            finding = session_of(iv.tenant, iv.data.get("fix_project") or iv.project, fix_session) \
+            finding = self.session(iv.tenant, iv.data.get("fix_project") or iv.project, fix_session) \
                 if isinstance(fix_session, str) else None
-            done.append(told_fix(here, iv, finding))
-        elif iv.kind == kinds.CARRIED:
-            done.append(carried(here, iv))
-        elif iv.kind == kinds.RECALL:
-            done.append(recalled(here, iv))
-        else:
-            done.append(Outcome(iv))
-    return done
+            return told_fix(here, iv, finding)
+        if iv.kind == kinds.CARRIED:
+            return carried(here, iv)
+        if iv.kind == kinds.RECALL:
+            return recalled(here, iv)
+        return Outcome(iv)
+
+
+def outcomes(tx: Transaction, found: list[Intervention]) -> list[Outcome]:
+    """The outcome of each intervention."""
+    reader = Outcomes(tx)
+    return [reader.of(iv) for iv in found]
+
+
+def with_outcomes(tx: Transaction, records: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Export records, each intervention with what followed it as computed now ("outcome"): an import into a
+    database without the session's call records reports the same figures (hook calls are not exported)."""
+    reader = Outcomes(tx)
+    for record in records:
+        if record.get("type") == "intervention":
+            fields = {k: v for k, v in record.items() if k != "type"}
+            outcome = reader.of(Intervention(id=0, **fields))
+            record = {**record, "outcome": {k: getattr(outcome, k) for k in FROZEN}}
+        yield record

@@ -16,7 +16,8 @@ from ..core import interventions as kinds
 
 if TYPE_CHECKING:
     from ..core.model import Fix, SessionKey, Slot
-    from .capture import ToolCall
+
+ToolCall = Any  # capture.ToolCall (capture imports this module: named here by what is read of it)
 
 _FACT_ID = re.compile(r"^- \[id:(\d+)\]")
 MAX_FACTS = 40  # facts of one session start recorded one by one (a start carries a dozen or so)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from ..engine.impact_outcomes import with_outcomes
 from ..core.errors import InvalidInput
 from ..engine import Memory
 
@@ -42,7 +43,7 @@ def export_memory(memory: Memory, out: TextIO, *, tenant: str | None = None, pro
     out.write(json.dumps(header, sort_keys=True) + "\n")
     count = 0
     with memory.store.read() as tx:
-        for record in tx.dump(tenant, project, session):
+        for record in with_outcomes(tx, tx.dump(tenant, project, session)):
             out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
             if progress and count % PROGRESS_EVERY == 0:

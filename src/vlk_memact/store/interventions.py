@@ -69,7 +69,9 @@ class Interventions(SqlDialect):
         missing = [f for f in ("uid", "tenant", "project", "session_id", "kind") if not record.get(f)]
         if missing:
             raise ValueError(f"intervention record lacks {', '.join(missing)}")
-        data = record.get("data") or {}
+        data = dict(record.get("data") or {})
+        if isinstance(record.get("outcome"), dict):  # what followed, as computed where it was exported
+            data["outcome"] = record["outcome"]
         return self._count(_INSERT.format(now=self._NOW), (
             *(record.get(f) for f in _FIELDS[:5]), int(record.get("chars") or 0),
             *(record.get(f) for f in _FIELDS[6:12]),
