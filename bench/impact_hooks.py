@@ -8,9 +8,11 @@ and one that records nothing in either mode (a call with no history), on a datab
 session A left a loop and three fixes. Two measures, each interleaved run by run (recording on, recording off,
 the floor) so that machine load hits every column alike:
 
-1. a hook process per event, spawn to exit, as the host runs it (VLK_HOOK_SERVER=0: everything in the process;
-   the warm server would read VLK_IMPACT once), beside the floor `python -c pass`;
-2. the handler alone in this process (hosts.claude_code.handle on an open Memory): the added milliseconds.
+1. a hook process per event, spawn to exit, as the host runs it: through the warm hook server (the default; it
+   answers first and writes the interventions after) and with VLK_HOOK_SERVER=0 (everything in the process),
+   beside the floor `python -c pass`;
+2. the handler alone in this process (hosts.claude_code.handle on an open Memory): the added milliseconds of the
+   write itself.
 
 Figures go to bench/results/impact-hooks.json and .md, with the load (`uptime`) before and after.
 """
@@ -82,9 +84,10 @@ def stats(samples: list[float]) -> dict[str, float]:
             "p95_ms": round(p95 * 1e3, 2)}
 
 
-def processes(db: Path, runs: int, seed: int) -> dict[str, Any]:
+def processes(db: Path, runs: int, seed: int, warm: bool) -> dict[str, Any]:
     base = {"PATH": os.environ.get("PATH", ""), "HOME": str(db.parent), "DATABASE_URL": f"sqlite:///{db}",
-            "VLK_PROJECT": PROJECT, "VLK_HOOK_SERVER": "0", "VLK_LOG_LEVEL": "WARNING"}
+            "VLK_PROJECT": PROJECT, "VLK_HOOK_SERVER": "1" if warm else "0", "VLK_LOG_LEVEL": "WARNING",
+            "VLK_HOOK_SERVER_IDLE_SECONDS": "20"}
     envs = {"on": {**base, "VLK_IMPACT": "1"}, "off": {**base, "VLK_IMPACT": "0"}}
     events = Events()
     samples: dict[str, list[float]] = {"floor: python -c pass": []}
@@ -144,20 +147,26 @@ def uptime() -> str:
 def markdown(report: dict[str, Any]) -> str:
     lines = ["# What recording interventions costs a hook (`bench/impact_hooks.py`"
              f"{' --quick' if report['quick'] else ''})", "",
-             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores. Load before: `{report['load_before']}`; after: "
-             f"`{report['load_after']}` (2 cores shared with other engineers' test runs: figures are noisy; "
-             "every column ran interleaved with the others, run by run).", "",
-             "## A hook process per event (spawn to exit, VLK_HOOK_SERVER=0)", "",
-             "| event | recording on: median / p95 ms | off: median / p95 ms | on / off (median) | "
-             "on / floor (median) |", "|---|---|---|---|---|"]
-    events = report["processes"]["events"]
-    floor = events["floor: python -c pass"]["median_ms"]
-    for case in CASES:
-        on, off = events[f"{case} [on]"], events[f"{case} [off]"]
-        lines.append(f"| {case} | {on['median_ms']} / {on['p95_ms']} | {off['median_ms']} / {off['p95_ms']} | "
-                     f"{on['median_ms'] / off['median_ms']:.3f} | {on['median_ms'] / floor:.2f} |")
-    lines += ["", f"Floor `python -c pass`: median {floor} ms.", "",
-              "## The handler alone, in process (an open Memory; what a warm hook server pays)", "",
+             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores. Load before: "
+             f"`{report['load_before']}`; after: `{report['load_after']}` (2 cores shared with other engineers' test "
+             "runs: figures are noisy; every column ran interleaved with the others, run by run; "
+             f"{report['runs']} runs per column)."]
+    floors = []
+    for key, title in (("warm", "through the warm hook server (the default)"),
+                       ("processes", "in its own process (VLK_HOOK_SERVER=0)")):
+        lines += ["", f"## A hook process per event, spawn to exit, {title}", "",
+                  "| event | recording on: median / p95 ms | off: median / p95 ms | on / off (median) | "
+                  "on / floor (median) |", "|---|---|---|---|---|"]
+        events = report[key]["events"]
+        floor = events["floor: python -c pass"]["median_ms"]
+        floors.append(floor)
+        for case in CASES:
+            on, off = events[f"{case} [on]"], events[f"{case} [off]"]
+            lines.append(f"| {case} | {on['median_ms']} / {on['p95_ms']} | {off['median_ms']} / {off['p95_ms']} | "
+                         f"{on['median_ms'] / off['median_ms']:.3f} | {on['median_ms'] / floor:.2f} |")
+        lines += ["", f"Floor `python -c pass` in the same run: median {floor} ms."]
+    lines += ["", "## The handler alone, in process (an open Memory): the write itself, which a hook in its own "
+              "process pays and the warm server pays after it has answered", "",
               "| event | on: median / p95 ms | off: median / p95 ms | added (median, ms) | on / off |",
               "|---|---|---|---|---|"]
     events = report["handlers"]["events"]
@@ -165,7 +174,8 @@ def markdown(report: dict[str, Any]) -> str:
         on, off = events[f"{case} [on]"], events[f"{case} [off]"]
         lines.append(f"| {case} | {on['median_ms']} / {on['p95_ms']} | {off['median_ms']} / {off['p95_ms']} | "
                      f"{on['median_ms'] - off['median_ms']:+.2f} | {on['median_ms'] / off['median_ms']:.3f} |")
-    lines += ["", "Recording is one small write transaction, only when a text is emitted; an event that says "
+    lines += ["", "Recording is one small write transaction (SQLite: synchronous=FULL, a sync per commit), only "
+              "when a text is emitted; an event that says "
               "nothing records nothing (last row)."]
     return "\n".join(lines) + "\n"
 
@@ -181,7 +191,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vlk-impact-bench-") as work:
         db = Path(work) / "bench.db"
         prepare(db)
-        report["processes"] = processes(db, runs, args.seed)
+        report["processes"] = processes(db, runs, args.seed, warm=False)
+        report["warm"] = processes(db, runs, args.seed + 1, warm=True)
         report["handlers"] = handlers(db, runs * 5, args.seed)
     report["load_after"] = uptime()
     name = "impact-hooks-quick" if args.quick else "impact-hooks"

@@ -169,3 +169,26 @@ def test_the_mcp_tools_count_a_carried_lesson_once_per_session(database_url: str
             mcp_said.context(memory, memory.fetch_context(session_id="b"))
         report = memory.impact()
     assert report["carried_facts"] == {"told": 1, "met_again": 0}
+
+
+def test_the_warm_server_writes_what_was_said_after_answering(file_memory: Memory) -> None:
+    """impact_record.deferred(): held in the thread until flush(), stamped when said, not when written."""
+    with impact_record.deferred() as held:
+        file_memory.record_intervention("s", kinds.WARN, "said first")
+        assert file_memory.impact()["interventions"]["warn"] == 0 and len(held) == 1
+    stamped = held[0][1][0].at
+    impact_record.flush(held)
+    with file_memory.store.read() as tx:
+        [row] = tx.interventions(file_memory.tenant, None)
+    assert row.created_at == stamped and row.chars == len("said first") and held == []
+
+
+def test_the_impact_page_renders_empty_and_filtered_by_project(site) -> None:  # type: ignore[no-untyped-def]
+    """The page before anything was said, and for one project (the viewer's seeded memory: no interventions)."""
+    empty = site.client.get("/impact")
+    assert empty.status_code == 200 and "Nothing was said to an agent yet." in empty.text
+    run_session_a(site.memory.for_project(PROJECT))
+    page = site.client.get("/impact?project=" + PROJECT)
+    assert page.status_code == 200 and 'class="chart impact-chart"' in page.text and "loop" in page.text
+    other = site.client.get("/impact?project=elsewhere").text
+    assert "Nothing was said to an agent yet." in other

@@ -40,6 +40,7 @@ class NewIntervention:
     detail: str | None = None  # what it named, readable: the fix's line, the lesson
     data: dict[str, Any] = field(default_factory=dict)  # what its outcome is computed from (fix steps, error keys)
     host: str | None = None  # claude-code, gemini, codex, opencode; "mcp" for the MCP tools
+    at: str | None = None  # when it was said (UTC 'YYYY-MM-DD HH:MM:SS.mmm'); None: when it is stored
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..core.interventions import KINDS, NewIntervention
@@ -21,6 +24,31 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _draw = random.SystemRandom()
+_local = threading.local()  # .pending: interventions held back until the answer has left (deferred())
+
+
+def _now() -> str:
+    """Now as the stores write created_at (UTC, milliseconds): an intervention is stamped when it is said."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:23]
+
+
+@contextmanager
+def deferred() -> Iterator[list[tuple[InterventionRecorder, list[NewIntervention]]]]:
+    """Within it, this thread's interventions are held, not written: the warm hook server answers the host first
+    and then writes them (flush()), so that recording adds nothing to what the host waits for."""
+    held: list[tuple[InterventionRecorder, list[NewIntervention]]] = []
+    _local.pending = held
+    try:
+        yield held
+    finally:
+        _local.pending = None
+
+
+def flush(held: list[tuple[InterventionRecorder, list[NewIntervention]]]) -> None:
+    """Write what deferred() held (each to the memory that said it)."""
+    for recorder, news in held:
+        recorder._write(news)  # noqa: SLF001 - the one writer
+    held.clear()
 
 
 class InterventionRecorder:
@@ -40,13 +68,23 @@ class InterventionRecorder:
         if kind not in KINDS:
             raise ValueError(f"unknown intervention kind {kind!r}; one of {', '.join(KINDS)}")
         cost = chars if chars is not None else len(text or "")
+        from ..store import clock  # the moment learn/ or a test stamps writes with, else now
+
+        at = clock.current() or _now()
         return NewIntervention(self._key(session_id), kind, cost, tool_use_id, call_key, tool, target, subject,
-                               detail, data or {}, host)
+                               detail, data or {}, host, at)
 
     def keep_interventions(self, news: Sequence[NewIntervention]) -> None:
         """Keep these interventions in one write; never raises (logged instead)."""
         if not news or not self.settings.impact:
             return
+        held = getattr(_local, "pending", None)
+        if held is not None:
+            held.append((self, list(news)))
+            return
+        self._write(news)
+
+    def _write(self, news: Sequence[NewIntervention]) -> None:
         try:
             with self.store.write() as tx:
                 for new in news:

@@ -40,6 +40,7 @@ def serve(path: str) -> None:
 
     from ..config import Settings
     from ..engine import Memory
+    from ..engine import impact_record
     from . import commands, runner
 
     lock = open(path + ".lock", "w")
@@ -72,6 +73,7 @@ def serve(path: str) -> None:
     def answer(conn: socket.socket) -> None:
         with conn:
             host = "?"
+            said: list[object] = []
             try:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
                 host = str(request.get("host"))
@@ -82,8 +84,9 @@ def serve(path: str) -> None:
                 adapter = commands.host_module(host)
                 settings = Settings.from_env(request["env"])
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
-                name, reply, problem = runner.answer_event(
-                    adapter.handle, request["event"], settings, skip=skip, opener=opener)
+                with impact_record.deferred() as said:  # written once the answer has left (issue 33)
+                    name, reply, problem = runner.answer_event(
+                        adapter.handle, request["event"], settings, skip=skip, opener=opener)
             except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
                 name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
             line = runner.report(host, name, problem, to_stderr=False) if problem else None
@@ -92,6 +95,7 @@ def serve(path: str) -> None:
                 conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
             except OSError:
                 pass  # the hook gave up (its deadline): nothing to do
+            impact_record.flush(said)
 
     changed = threading.Event()
     checked = [time.monotonic()]

@@ -40,7 +40,7 @@ class Interventions(SqlDialect):
         self._exec(_INSERT.format(now=self._NOW), (
             uuid.uuid4().hex, key.tenant, key.project, key.session, new.kind, new.chars, new.tool_use_id,
             new.call_key, new.tool, new.target, new.subject, new.detail,
-            json.dumps(new.data, ensure_ascii=False, sort_keys=True), new.host, None))
+            json.dumps(new.data, ensure_ascii=False, sort_keys=True), new.host, new.at))
 
     def interventions(self, tenant: str, project: str | None, since: str | None = None,
                       session: str | None = None, limit: int = 100_000) -> list[Intervention]:
