@@ -127,6 +127,7 @@ def test_impact_json_reports_what_happened(sessions: dict[str, Any]) -> None:
     b = sessions["b"].session_id
     assert [d["session"] for d in report["denied_calls"]] == [b]
     assert "sh deploy.sh" in report["denied_calls"][0]["call"]
+    assert report["denied_calls"][0]["changed_to"] == "sh deploy.sh --dry-run"  # the changed call after it
 
 
 def test_impact_names_the_three_fixes(sessions: dict[str, Any]) -> None:
@@ -135,4 +136,5 @@ def test_impact_names_the_three_fixes(sessions: dict[str, Any]) -> None:
     out = run.stdout
     assert "cp .env.example .env" in out and "+'timeout = 30'" in out and "python3 tool.py --mode quick" in out, out
     assert "Denials: 1, then changed the call 1" in out, out
+    assert "changed to `sh deploy.sh --dry-run`, then succeeded" in out, out
 

@@ -65,5 +65,5 @@ def test_the_impact_page_shows_the_figures_and_links_each_day_to_its_sessions(
         browser.back()
         WebDriverWait(browser, 10).until(lambda d: "/impact" in d.current_url)
         denied = browser.find_element(By.CSS_SELECTOR, "tr.intervention.deny")
-        assert "changed the call, then it worked" in denied.text
+        assert "changed the call to sh deploy.sh --dry-run, then it worked" in denied.text
         assert _console_errors(browser) == []

@@ -74,7 +74,9 @@ def text(report: dict[str, Any]) -> str:
                      f"{denials['overridden']}, a call of the same tool and target then succeeded "
                      f"{denials['then_succeeded']}.")
         for denied in report["denied_calls"][-10:]:
-            what = "changed" if denied["then_changed"] else "overridden" if denied["overridden"] else "not changed"
+            what = (f"changed to `{quoted_line(denied['changed_to'], 120)}`" if denied.get("changed_to")
+                    else "changed" if denied["then_changed"] else "overridden" if denied["overridden"]
+                    else "not changed")
             lines.append(f"  - {quoted_line(denied['call'] or '?', 160)} in session "
                          f"'{quoted_line(denied['session'], 40)}': {what}"
                          + (", then succeeded" if denied["then_succeeded"] else ""))

@@ -118,7 +118,7 @@ def summarize(found: Sequence[Outcome], project: str | None, since: str | None) 
         "steps_saved": sum(o.steps_saved for o in told),
         "fixes": _fix_rows(told),
         "denied_calls": [{"session": o.intervention.session_id, "call": o.intervention.detail,
-                          "then_changed": bool(o.changed), "overridden": bool(o.overridden),
+                          "then_changed": bool(o.changed), "changed_to": o.changed_to, "overridden": bool(o.overridden),
                           "then_succeeded": bool(o.succeeded), "at": o.intervention.created_at} for o in denied],
         "holdout": holdout(told, by_kind[kinds.FIX_WITHHELD]),
         "days": sorted(days.values(), key=lambda d: d["day"]),
@@ -130,7 +130,9 @@ def _followed(o: Outcome) -> str:
     """What followed an intervention, in a few words ("" when nothing is known)."""
     kind = o.intervention.kind
     if kind == kinds.DENY:
-        return ("changed the call" if o.changed else "overrode it" if o.overridden else "did not retry") + (
+        said = (f"changed the call to {o.changed_to}" if o.changed_to else "changed the call" if o.changed
+                else "overrode it" if o.overridden else "did not retry")
+        return said + (
             ", then it worked" if o.succeeded else "")
     if kind in (kinds.FIX_TOLD, kinds.FIX_WITHHELD):
         applied = "steps not seen" if o.applied is None else "applied" if o.applied else "not applied"

@@ -43,6 +43,7 @@ class Outcome:
     steps_here: int | None = None
     steps_before: int | None = None
     met_again: bool | None = None
+    changed_to: str | None = None  # a denial: the first changed call after it, as its summary names it
 
     @property
     def steps_saved(self) -> int:
@@ -87,12 +88,14 @@ def _resolving(calls: list[HostCall], start: int, iv: Intervention) -> int | Non
 
 def denial(session: SessionCalls, iv: Intervention) -> Outcome:
     later = session.calls[session.after(iv):]
+    changed = [c for c in later if c.call_key != iv.call_key and c.tool == iv.tool
+               and (iv.target is None or c.target == iv.target)]
     return Outcome(
         iv,
-        changed=any(c.call_key != iv.call_key and (c.tool == iv.tool and (iv.target is None or c.target == iv.target))
-                    for c in later),
+        changed=bool(changed),
         overridden=any(c.call_key == iv.call_key for c in later),
         succeeded=any(c.outcome == "success" and (c.call_key == iv.call_key or _same_target(c, iv)) for c in later),
+        changed_to=changed[0].summary if changed else None,
     )
 
 
@@ -155,7 +158,8 @@ def carried(session: SessionCalls, iv: Intervention) -> Outcome:
     return Outcome(iv, met_again=met)
 
 
-FROZEN = ("changed", "overridden", "succeeded", "applied", "resolved", "steps_here", "steps_before", "met_again")
+FROZEN = ("changed", "overridden", "succeeded", "applied", "resolved", "steps_here", "steps_before", "met_again",
+          "changed_to")
 SESSIONS_CACHED = 64
 
 
