@@ -192,3 +192,15 @@ def test_the_impact_page_renders_empty_and_filtered_by_project(site) -> None:  #
     assert page.status_code == 200 and 'class="chart impact-chart"' in page.text and "loop" in page.text
     other = site.client.get("/impact?project=elsewhere").text
     assert "Nothing was said to an agent yet." in other
+
+
+def test_learn_keeps_no_intervention_for_past_sessions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The handlers speak to a past session as learn replays it; nothing of it reached a model then."""
+    from learn_transcripts import sessions
+    from test_learn import CWD, learn_folder
+
+    sessions(tmp_path / "projects", CWD, 3)
+    with Memory(f"sqlite:///{tmp_path / 'learned.db'}", project=CWD) as memory:
+        report = learn_folder(memory, tmp_path / "projects")
+        assert report.total("loops") == 3  # the handlers ran, and announced loops
+        assert sum(memory.impact(every_project=True)["interventions"].values()) == 0

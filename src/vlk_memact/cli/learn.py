@@ -10,7 +10,6 @@ import argparse
 import json
 import logging
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -136,7 +135,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not args.verbose:  # a line per loop archived is the engine's INFO: noise over thousands of past calls
         logging.getLogger("vlk_memact").setLevel(logging.WARNING)
     url = args.database_url if args.database_url is not None else settings.database_url
-    settings = replace(settings, impact=False)  # what the handlers say to past sessions was never said to a model
     try:
         report = _learn(options, progress, url, settings, args.dry_run)
     except KeyboardInterrupt:

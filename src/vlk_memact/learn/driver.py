@@ -23,6 +23,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine import impact_record
 from ..hosts import session_stores
 from ..hosts.commands import HANDLERS
 from ..core.errors import StoreError
@@ -268,7 +269,8 @@ class Learner:
     def _handle(self, handle: Callable[..., Any], payload: dict[str, Any], memory: Memory, at: datetime,
                 options: Mapping[str, Any]) -> None:
         try:
-            with memory.at(at):
+            # What the handlers would say to a past session was never said to a model: no intervention is kept.
+            with memory.at(at), impact_record.deferred():
                 handle(payload, memory, **options)
         except Exception as exc:  # noqa: BLE001 - like the live hook: one event failing does not stop the rest
             self.report.handler_errors += 1
