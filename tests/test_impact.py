@@ -204,3 +204,19 @@ def test_learn_keeps_no_intervention_for_past_sessions(tmp_path) -> None:  # typ
         report = learn_folder(memory, tmp_path / "projects")
         assert report.total("loops") == 3  # the handlers ran, and announced loops
         assert sum(memory.impact(every_project=True)["interventions"].values()) == 0
+
+
+def test_retention_keeps_the_newest_interventions_of_a_session(database_url: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from vlk_memact.store import interventions as stored
+
+    monkeypatch.setattr(stored, "HOST_CALLS_PER_SESSION", 3)
+    with _memory(database_url) as memory:
+        for n in range(5):
+            memory.record_intervention("long", kinds.REPEAT, f"said {n}")
+        memory.record_intervention("short", kinds.REPEAT, "said once")
+        with memory.store.write() as tx:
+            tx.prune(memory._key("long"), 500, 30)  # noqa: SLF001
+        with memory.store.read() as tx:
+            kept = [(r.session_id, r.chars) for r in tx.interventions(memory.tenant, None)]
+    assert kept == [("long", 6), ("long", 6), ("long", 6), ("short", 9)]

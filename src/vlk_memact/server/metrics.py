@@ -8,6 +8,7 @@ does lower them: Prometheus reads a drop as a counter reset).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio.to_thread
@@ -63,10 +64,14 @@ def exposition(memory: Any) -> bytes:
 
 
 class Metrics:
-    """ASGI: answers GET /metrics, passes everything else to the MCP app."""
+    """ASGI: answers GET /metrics, passes everything else to the MCP app. A tenant's page is kept CACHE_SECONDS,
+    so that several scrapers (or replicas' scrapes) cost one report."""
+
+    CACHE_SECONDS = 5.0
 
     def __init__(self, app: ASGIApp, memory: Any) -> None:
         self.app, self.memory = app, memory
+        self._pages: dict[str, tuple[float, bytes]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path") != METRICS_PATH:
@@ -78,7 +83,12 @@ class Metrics:
         user = scope.get("user")
         token = getattr(user, "access_token", None)
         memory = self.memory if token is None else self.memory.for_tenant(token.client_id)
-        body = await anyio.to_thread.run_sync(exposition, memory)
+        kept = self._pages.get(memory.tenant)
+        if kept is not None and time.monotonic() - kept[0] < self.CACHE_SECONDS:
+            body = kept[1]
+        else:
+            body = await anyio.to_thread.run_sync(exposition, memory)
+            self._pages[memory.tenant] = (time.monotonic(), body)
         await _answer(send, 200, body if scope["method"] == "GET" else b"", CONTENT_TYPE_LATEST.encode())
 
 

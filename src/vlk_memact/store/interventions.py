@@ -14,6 +14,7 @@ from typing import Any
 from ..core.interventions import Intervention, NewIntervention
 from ..core.model import SessionKey
 from .dialect import SqlDialect, equalities
+from .rows import HOST_CALLS_PER_SESSION
 
 _FIELDS = ("uid", "tenant", "project", "session_id", "kind", "chars", "tool_use_id", "call_key", "tool", "target",
            "subject", "detail", "data", "host", "created_at")
@@ -78,8 +79,15 @@ class Interventions(SqlDialect):
             json.dumps(data, ensure_ascii=False, sort_keys=True), record.get("host"), record.get("created_at"))) == 1
 
     def _prune_interventions(self, key: SessionKey | None, max_age_days: int) -> None:
-        """Interventions older than the retention age (of one session, or of every session)."""
+        """Interventions older than the retention age (of one session, or of every session), and beyond the
+        newest few thousand of a session (a session that loops for days says something on every failure)."""
         before, ago = self._days_ago(max_age_days)
         where, params = ("", ()) if key is None else (" AND tenant = ? AND project = ? AND session_id = ?",
                                                       (key.tenant, key.project, key.session))
         self._exec(f"DELETE FROM interventions WHERE created_at < {before}{where}", (ago, *params))
+        if key is not None:
+            k = (key.tenant, key.project, key.session)
+            self._exec(
+                "DELETE FROM interventions WHERE tenant = ? AND project = ? AND session_id = ? AND id <= "
+                "(SELECT id FROM interventions WHERE tenant = ? AND project = ? AND session_id = ? "
+                "ORDER BY id DESC LIMIT 1 OFFSET ?)", (*k, *k, HOST_CALLS_PER_SESSION))
