@@ -42,8 +42,7 @@ def fix_data(fix: Fix) -> dict[str, Any]:
             "steps": [[s.call_key, s.summary] for s in fix.steps]}
 
 
-def fixes(memory: Any, call: ToolCall, key: SessionKey, shown: Sequence[Fix], text: str | None,
-          lines: Sequence[str] = ()) -> str | None:
+def fixes(memory: Any, call: ToolCall, key: SessionKey, shown: Sequence[Fix], text: str | None) -> str | None:
     """Fixes about to be told after this call's failure: recorded as told (one per fix, with the characters of
     its line), or, under VLK_HOLDOUT, withheld (recorded, and None returned: nothing is said)."""
     if not shown or not text:
