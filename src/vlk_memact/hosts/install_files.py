@@ -42,6 +42,15 @@ def git_root(start: Path) -> Path | None:
     return None
 
 
+def path_note(scope: str) -> str | None:
+    """What a project install says when the command its committed files run is not on this machine's PATH."""
+    if scope != "project" or shutil.which("vlk-memact"):
+        return None
+    return ("`vlk-memact` is not on PATH here: the project files run `vlk-memact` from PATH, so that they work in "
+            "every teammate's checkout; put it on PATH on each machine (`pipx install vlk-memact`, or add the "
+            f"folder of {Path(sys.executable).parent / 'vlk-memact'} to PATH) before starting the host.")
+
+
 def project_folder(cwd: Path | None = None, home: Path | None = None, *, quiet: bool = False) -> Path:
     """The folder a project-scope install writes into: the git root of cwd; outside a repository cwd itself,
     with a warning on stderr; InvalidInput in the home folder, whose project files are the user's own."""

@@ -21,7 +21,7 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir
-from .install_files import FileReport, print_reports, project_folder
+from .install_files import FileReport, path_note, print_reports, project_folder
 
 HOST = "opencode"
 SCOPES = ("project", "user")
@@ -43,9 +43,10 @@ def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None, qu
     return project_folder(cwd, home, quiet=quiet) / ".opencode" / "plugins"
 
 
-def hook_command() -> list[str]:
-    """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter."""
-    command, prefix = executable()
+def hook_command(scope: str = "user") -> list[str]:
+    """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter;
+    for a project (committed, for every checkout): `vlk-memact` on PATH (install.executable)."""
+    command, prefix = executable(scope)
     return [command, *prefix]
 
 
@@ -92,7 +93,7 @@ def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dr
             command: list[str] | None = None, quiet: bool = True) -> Result:
     """Write (or update) our plugin file; a second run changes nothing."""
     path = plugin_dir(scope, cwd, home, quiet=quiet) / FILE_NAME
-    text = plugin_text(command)
+    text = plugin_text(command or hook_command(scope))
     if path.exists():
         if not is_ours(path):
             raise InvalidInput(f"{path} exists and was not written by vlk-memact; move it, then run this again.")
@@ -102,6 +103,9 @@ def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dr
     else:
         report = FileReport(path, added=[PLUGIN_ITEM], created=True)
     report.notes.append("OpenCode loads it at its next start.")
+    note = path_note(scope) if command is None else None
+    if note:
+        report.notes.append(note)
     if dry_run:
         return Result(path, True, report)
     path.parent.mkdir(parents=True, exist_ok=True)
