@@ -150,6 +150,10 @@ def remove_empty_folders(folder: Path, stop: Path | None) -> None:
         here = here.parent
 
 
+NOT_ON_PATH_FIX = ("put vlk-memact on PATH (`pipx install vlk-memact`, or activate the environment it is installed in "
+                   "before starting the host)")
+
+
 def command_check(host: str, command: str, where: Path) -> Check:
     """doctor: the hook command an installed file runs exists (a deleted or moved virtualenv is the usual
     failure), said the same way for every host."""
@@ -157,6 +161,12 @@ def command_check(host: str, command: str, where: Path) -> Check:
         program = shlex.split(command)[0] if command else ""
     except ValueError:
         program = ""
+    if program and os.sep not in program:  # a committed project file's `vlk-memact`, found on PATH
+        found = shutil.which(program)
+        if found:
+            return passed("hosts", f"{host} hook command", f"{command} exists on PATH ({found}; {where})")
+        return failed("hosts", f"{host} hook command", f"{program} is not on PATH ({where} runs it from PATH, "
+                      "the same in every checkout)", NOT_ON_PATH_FIX)
     if program and os.access(program, os.X_OK):
         return passed("hosts", f"{host} hook command", f"{command} exists ({where})")
     return failed("hosts", f"{host} hook command", f"{program or '(none)'} does not exist or is not executable "
