@@ -118,7 +118,7 @@ def identify(start: Path | str | None = None) -> Identity:
         root = str(folder)
         try:
             own, common = _git_dirs(folder, marker)
-        except OSError:
+        except (OSError, ValueError):  # unreadable, not UTF-8, or a path the system refuses
             return Identity(root, root, None, f"the git repository at {root} (its .git file is unreadable: the path)")
         # A worktree's main repository is the folder above the common git dir (what earlier releases keyed by).
         main = str(common.parent) if own != common else root
