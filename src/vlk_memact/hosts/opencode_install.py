@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir
-from .install_files import FileReport, path_note, print_reports, project_folder
+from .install_files import NOT_ON_PATH_FIX, FileReport, path_note, print_reports, project_folder
 
 HOST = "opencode"
 SCOPES = ("project", "user")
@@ -179,7 +180,10 @@ def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:
     for path in found:
         command = command_of(path)
         program = command[0] if command else None
-        if not program or not os.access(program, os.X_OK):
+        if program and os.sep not in program and not shutil.which(program):  # a project's: run from PATH
+            out.append(failed("hosts", "opencode plugin command", f"{path} runs {program} from PATH (the same in "
+                              "every checkout), and it is not on PATH", NOT_ON_PATH_FIX))
+        elif not program or not os.access(shutil.which(program) or program, os.X_OK):
             out.append(failed("hosts", "opencode plugin command", f"{path} runs {program or '(unreadable)'}, "
                               "which does not exist or is not executable",
                               "run `vlk-memact install opencode` again from the environment vlk-memact is "
