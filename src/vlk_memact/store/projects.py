@@ -3,7 +3,7 @@
 Why: every earlier release keyed a project by the absolute path of its git root; a project is now its
 repository (repository.py). Lessons, fixes, loops and sessions stored under the path must keep working, so
 the engine merges them into the repository's key the first time it sees that checkout
-(``engine/projects.py``), once: ``project_merges`` (schema migration 11 for SQLite, 10 for PostgreSQL)
+(``engine/projects.py``), once: ``project_merges`` (the schema migration named ``*_project_merges``)
 records each path merged and into which key. Nothing is dropped: a session whose id the key already has
 is appended after it (its slots renumbered); a host call or learned event already there stays under the path.
 """
