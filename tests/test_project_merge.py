@@ -141,3 +141,18 @@ def test_vlk_project_overrides_and_merges_nothing(old_database: str) -> None:
             memory.store.read() as tx:
         assert memory.project == "mine" and tx.project_merged(APP) is None
         assert dict(tx.projects("local"))[APP] == 3
+
+
+def test_what_a_hook_tells_names_a_former_checkout_s_files_relative(old_database: str, tmp_path: Path) -> None:
+    """Texts an earlier release stored with the first checkout's paths read right in any checkout once told."""
+    from contextlib import nullcontext
+
+    from vlk_memact.hosts import runner
+
+    event = json.dumps({"hook_event_name": "PostToolUse", "cwd": str(tmp_path)}).encode()
+    with Memory(old_database, identity=CHECKOUT) as memory:
+        name, reply, problem = runner.answer_event(
+            lambda _event, _memory: {"said": f"fixed by: Edit {APP}/config.json; not {OTHER}/x.py"}, event,
+            Settings(), opener=lambda *_: nullcontext(memory))
+    assert (name, problem) == ("PostToolUse", None)
+    assert reply == {"said": f"fixed by: Edit config.json; not {OTHER}/x.py"}

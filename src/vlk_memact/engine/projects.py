@@ -9,11 +9,14 @@ under that path moves to the repository's key (store/projects.py), once: a cheap
 from __future__ import annotations
 
 import logging
+import time
 
 from ..repository import Identity
 from ..store import Store
 
 log = logging.getLogger(__name__)
+MERGED_FRESH_SECONDS = 60.0  # a long-lived process (the warm hook server) reads the merges again after this
+_MERGED: dict[tuple[str, str], tuple[float, tuple[str, ...]]] = {}  # (store url, key) -> (read at, paths)
 _SEEN: set[tuple[str, str, str]] = set()  # (store url, path, key) merged or found merged in this process
 
 
@@ -37,3 +40,16 @@ def merge_path_key(store: Store, identity: Identity) -> int:
                 return moved
     _SEEN.add(seen)
     return 0
+
+
+def merged_paths(store: Store, key: str) -> tuple[str, ...]:
+    """The former path keys merged into `key` (the roots of the checkouts earlier releases stored texts from):
+    what is told names files under them relative too (hosts/runner.py). Read at most once a minute."""
+    cached = _MERGED.get((store.url, key))
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < MERGED_FRESH_SECONDS and ":memory:" not in store.url:
+        return cached[1]
+    with store.read() as tx:
+        paths = tuple(p for p, k, _, _ in tx.project_merges() if k == key)
+    _MERGED[(store.url, key)] = (now, paths)
+    return paths

@@ -91,6 +91,16 @@ def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -
     return Memory(settings=quick, project=project, identity=identity)
 
 
+def _former_roots(memory: Any) -> tuple[str, ...]:
+    """The path keys merged into the memory's project (engine/projects.merged_paths); () when unreadable."""
+    from ..engine.projects import merged_paths
+
+    try:
+        return merged_paths(memory.store, memory.project)
+    except Exception:  # noqa: BLE001 - an older schema or a busy store: the answer goes out as it is
+        return ()
+
+
 def checkout_roots(cwd: str | None) -> tuple[str, ...]:
     """The root of the checkout holding cwd, as resolved and as the host spells it (through a symlink): the
     prefixes a hook's texts name files of the repository with (core/portable.py)."""
@@ -165,7 +175,10 @@ def answer_event(
         event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only
         with opener(settings, cwd, light) as memory:
-            return event_name, portable.relative_value(handle(event, memory), roots), None
+            reply = handle(event, memory)
+            if reply:  # texts an earlier release stored with a former checkout's paths read right here too
+                roots = (*roots, *_former_roots(memory))
+            return event_name, portable.relative_value(reply, roots), None
     except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
         return event_name, None, _failure(exc)
 
