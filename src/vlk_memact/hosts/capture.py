@@ -150,6 +150,11 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
     said = [_announce(memory, call, record), _fix_note(memory, call.session_id, record.timeline_id)]
+    if not any(said):  # nothing else said: whether (and how) the error ended in an earlier session
+        key = _session(memory, call.session_id)
+        with memory.store.read() as tx:
+            slot = tx.slots_by_id(key, [record.timeline_id])
+            said.append(fixes.earlier_text(tx, key, slot[0], call.described) if slot else None)
     return "\n".join(t for t in said if t) or None
 
 

@@ -10,6 +10,10 @@ as such, never offered as a fix. Only recorded calls are named, by their stored 
 Recall (on a failure): a fix of the same error (a shared fingerprint key) from an earlier session of
 the project, or a global one, is said in one line per fix, latest working fix first; a fix that was
 told in this session, applied, and the error came back anyway is demoted and not offered again.
+An error that failed the same way (same fingerprint) in an earlier session and has no fix to tell is
+said once, at its first failure in the session: "failed the same way in session X on day Y; not
+resolved there" (or "a later run of the same call passed there"). This is where a fact of an earlier
+session is told (issue 34): at the failure it concerns, not at every session start.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.model import Fix, FixStep, HostCall, NewFix, NewHostCall, Scope, SessionKey, Slot
+from ..core.model import Fix, FixStep, HostCall, NewFix, NewHostCall, Retired, Scope, SessionKey, Slot
+from ..core.quoting import quoted_line
 from ..engine.fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
+from . import failures as failure_kinds
 from . import inject
 
 if TYPE_CHECKING:
@@ -31,6 +37,7 @@ MAX_ERRORS = 8  # distinct errors (fingerprints) one success keeps a fix for (a 
 CALLS_LOOKED_AT = 200  # a session's recent calls read to resolve or to tell an applied fix
 ERROR_CHARS = 300  # the head of the resolved error kept with the fix
 FIXES_TOLD = 2  # distinct fixes said after one failure
+EARLIER_READ = 20  # the newest failures of an error, in any session of the project, read for the note
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,36 @@ def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence
     fresh = [f for f in working([f for f in found if f.id not in demote])
              if f"f:{f.id}" not in told]
     return fresh, demote
+
+
+def earlier_text(tx: Transaction, key: SessionKey, slot: Slot, call: str) -> str | None:
+    """The note for a failure whose error failed the same way in an earlier session and has no fix to tell;
+    None when it did not, when it already failed earlier in this session (said then), or when it names nothing."""
+    if not slot.fingerprint or failure_kinds.is_generic(slot.raw_log):
+        return None
+    met = tx.project_failures(key, slot.fingerprint, EARLIER_READ)
+    if any(s.session_id == key.session and s.id < slot.id for s in met):
+        return None
+    earlier = [s for s in met if s.session_id != key.session and s.id < slot.id]
+    if not earlier:
+        return None
+    there = [s for s in earlier if s.session_id == earlier[0].session_id]
+    times = "" if len(there) == 1 else f" ({len(there)} times there)"
+    outcome = "a later run of the same call passed there." if _passed_there(tx, key, there) else "not resolved there."
+    return (f"{inject.PREFIX} {call} failed the same way in session '{quoted_line(earlier[0].session_id, 12)}' on "
+            f"{earlier[0].created_at[:10]}{times}; {outcome}")
+
+
+def _passed_there(tx: Transaction, key: SessionKey, slots: Sequence[Slot]) -> bool:
+    """Did a later run of a call that failed as these slots succeed in their session?"""
+    if any(s.retired_reason is Retired.RESOLVED for s in slots):
+        return True
+    where = SessionKey(key.tenant, key.project, slots[0].session_id)
+    ids = {s.id for s in slots}
+    failed = [c for c in tx.host_calls(where, outcome="failure", newest_first=True, limit=CALLS_LOOKED_AT)
+              if c.slot_id in ids]
+    return any(tx.host_calls(where, call_key=c.call_key, outcome="success", after_id=c.id, limit=1)
+               for c in failed[:MAX_ERRORS])
 
 
 PROJECT_FIXES_READ = 200  # the newest fixes of the project a SessionStart matches its lessons against
