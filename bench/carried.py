@@ -37,6 +37,7 @@ class Split:
     recurrences_fixed_before: int = 0
     fixes_told_on_them: int = 0
     unanswered: list[str] = field(default_factory=list)
+    start_texts: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         n = max(self.sessions, 1)
@@ -52,6 +53,7 @@ class Split:
             "recurrences_fixed_before": self.recurrences_fixed_before,
             "fixes_told_on_them": self.fixes_told_on_them,
             "unanswered_examples": self.unanswered[:8],
+            "start_text_examples": self.start_texts[:4],
         }
 
 
@@ -69,6 +71,8 @@ class Ledger:
         split.sessions += 1
         split.start_chars += len(text)
         split.sessions_with_start_text += bool(text)
+        if text and len(split.start_texts) < 4:
+            split.start_texts.append(text[:600])
         self._start = text
         self._session = set()
 

@@ -18,6 +18,7 @@ session is told (issue 34): at the failure it concerns, not at every session sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -49,23 +50,81 @@ class Planned:
     left_out: int
 
 
-def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall]) -> Planned:
-    """The fix of a failure whose last occurrence had call key failed_key, resolved by success; between are
-    the session's calls after that failure and before the success, oldest first. Pure."""
-    steps: list[FixStep] = []
+# A run that only shows whether the error is still there, by its target (hosts/steps.py program_of): a test
+# runner, a reproduction or check script. It is never "what fixed it": it ran before the error too.
+_VERIFY = re.compile(
+    r"^(?:pytest|py\.test|tox|nox|jest|vitest|mocha|phpunit|rspec|ctest|unittest|nosetests)$"
+    r"|^\S+ -m (?:pytest|unittest|doctest|nose2?|tox)$"
+    r"|^(?:npm|yarn|pnpm|bun|deno|go|cargo|dotnet|swift|mix|make|mvn|gradle) (?:test|check|vet)$"
+    r"|^\S+ (?:\S*/)?(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)\.(?:py|js|mjs|ts|sh|rb|php|pl)$",
+    re.I)
+# A file that only reproduces or checks an error (reproduce_issue.py, test_bug.py, check_env.sh): writing it is
+# setting up the check, not fixing what it checks.
+_VERIFY_FILE = re.compile(r"(?:^|/)(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)"
+                          r"\.(?:py|js|mjs|ts|sh|rb|php|pl)$", re.I)
+_REDIRECT = re.compile(r">\s*['\"]?([^\s'\";&|]+)")
+# Names an error is about: a quoted word, a file with an extension, the program a shell could not find.
+_NAMED = re.compile(r"['\"`]([\w.@/+-]{2,})['\"`]|([\w.-]+\.[A-Za-z]{1,5})\b|(\S+): (?:command )?not found")
+
+
+def is_verification(target: str | None) -> bool:
+    """Does a call with this target only run a test, a reproduction or a check (see _VERIFY)?"""
+    return bool(target) and bool(_VERIFY.match(target or ""))
+
+
+def _sets_up_a_check(call: HostCall) -> bool:
+    """Does a step write a reproduction or test script (by a file tool, or a shell redirect into it)?"""
+    written = [call.target] if call.target and " " not in call.target else []  # a file tool's file
+    written += _REDIRECT.findall(call.summary or "")
+    return any(_VERIFY_FILE.search(path) for path in written)
+
+
+def _related(step: HostCall, names: set[str]) -> bool:
+    """Is a step about what failed: does it act on or name a file, module or program the error names?"""
+    said = f"{step.target or ''} {step.summary or ''}"
+    words = {w.rsplit("/", 1)[-1] for w in re.findall(r"[\w.@/+-]+", said)}
+    return bool(names & words)
+
+
+def _names_in(error: str, failed_summary: str) -> set[str]:
+    """The files, modules and programs an error (and the failed call) names, by base name and first part."""
+    names: set[str] = set()
+    for match in _NAMED.finditer(f"{error[:4000]}\n{failed_summary}"):
+        name = next(g for g in match.groups() if g).rsplit("/", 1)[-1]
+        names.update((name, name.split(".", 1)[0]))  # numpy of numpy.linalg, setup of setup.py
+    return {n for n in names if len(n) > 2}
+
+
+def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall], failed: HostCall | None = None,
+             error: str = "") -> Planned:
+    """The fix of a failure whose last occurrence had call key failed_key (the call: failed, its error: error),
+    resolved by success; between are the session's calls after that failure and before the success, oldest
+    first. Pure.
+
+    Steps are the successful state-changing calls between, never a re-run of the failing script or program (the
+    same target as the failed call), a test or reproduction run (is_verification) nor the writing of a test or
+    reproduction script (_sets_up_a_check): they ran before the error too, in the next session. When some act on or
+    name what the error names (the file in the traceback, the missing module or program, a config file the failed
+    call read), only those are kept."""
+    steps: list[HostCall] = []
+    failed_target = failed.target if failed is not None and failed.tool == success.tool else None
     for call in between:
         if call.outcome != "success" or not call.changes_state or not call.summary:
             continue  # failures, reads and read-only commands change nothing the next call sees
-        if call.call_key in (failed_key, success.call_key):
+        if call.call_key in (failed_key, success.call_key) or is_verification(call.target) or _sets_up_a_check(call):
             continue
-        step = FixStep(call.tool_use_id, call.tool, call.summary, call.call_key)
-        steps = [s for s in steps if s.summary != step.summary] + [step]  # a repeated step counts once, last
-    if success.call_key != failed_key and success.summary:
-        steps.append(FixStep(success.tool_use_id, success.tool, success.summary, success.call_key))
-    if not steps:
+        if failed_target and " " in failed_target and call.target == failed_target:
+            continue  # the failing script run again with other arguments: it shows, it does not fix
+        steps = [s for s in steps if s.summary != call.summary] + [call]  # a repeated step counts once, last
+    names = _names_in(error, failed.summary or "" if failed is not None else "")
+    related = [s for s in steps if _related(s, names)] if names else []
+    chosen = [FixStep(s.tool_use_id, s.tool, s.summary or "", s.call_key) for s in (related or steps)]
+    if success.call_key != failed_key and success.summary and not is_verification(success.target):
+        chosen.append(FixStep(success.tool_use_id, success.tool, success.summary, success.call_key))
+    if not chosen:
         return Planned(RETRY, (), 0)
-    kept = tuple(steps[-MAX_STEPS:])
-    return Planned(FIX, kept, len(steps) - len(kept))
+    kept = tuple(chosen[-MAX_STEPS:])
+    return Planned(FIX, kept, len(chosen) - len(kept))
 
 
 def _changed_version_counts(success: NewHostCall, shell_tools: Collection[str]) -> bool:
@@ -115,7 +174,8 @@ def resolve(tx: Transaction, key: SessionKey, success: NewHostCall, success_id: 
     recent = sorted((c for c in recent if c.id < success_id), key=lambda c: c.id)
     for pairs in list(errors.values())[:MAX_ERRORS]:
         last_call, last_slot = pairs[0]
-        planned = plan_fix(last_call.call_key, success, [c for c in recent if c.id > last_call.id])
+        planned = plan_fix(last_call.call_key, success, [c for c in recent if c.id > last_call.id], last_call,
+                           last_slot.raw_log or "")
         keys = tuple(dict.fromkeys(k for _, s in pairs for k in s.error_keys))
         if not keys:
             continue
