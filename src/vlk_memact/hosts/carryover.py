@@ -8,8 +8,8 @@ text twice (the duplicated-injection complaint of other memory hooks).
 A fresh start carries only what is likely to come back (issue 34: of the facts carried before, 6% concerned an
 error met again in that session): the lessons the model or the user registered (vlk_time_travel, learn), and a
 loop of an earlier session only while it is unresolved and either already failed in two sessions or is a broken
-environment (a missing tool, module, variable or service: hosts/failures.py) that two different calls met and
-nothing has fixed since (one call repeating a typo, `find.: command not found`, is no environment). A
+environment (a missing tool, module, variable or service: hosts/failures.py; a typo such as `find.: command not
+found` names no tool) that nothing has fixed since. A
 loop that was fixed (a later run passed, or fix memory holds its fix) is dropped: if it comes back, the failure
 hook says so then, in one line (hosts/fixes.py: "failed the same way in session X on day Y; fixed by ...").
 
@@ -190,8 +190,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None  # syntax errors of different code: nothing in common but the word
     met = [newest, *(tx.project_failures(key, newest.fingerprint, RECURRENCES_READ) if newest.fingerprint else [])]
     sessions = list(dict.fromkeys(s.session_id for s in sorted([*met, *archived], key=lambda s: s.id, reverse=True)))
-    # A broken environment fails whatever call needs it: met by two different calls, not one call's typo repeated.
-    environment = failures.broken_environment(newest.raw_log) if len(keys) > 1 else None
+    environment = failures.broken_environment(newest.raw_log)
     if (len(sessions) < 2 and environment is None) or (fixes is not None and fixes(anchor)):
         return None  # met in one session only, or fix memory knows its fix: the failure hook tells it then
     latest = [s for s in met if s.session_id == sessions[0]]
@@ -204,7 +203,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
     if len(sessions) > 1:
         when += f" and {len(sessions) - 1} earlier session{'s' if len(sessions) > 2 else ''}"
     missing = f" (a missing {environment})" if environment else ""
-    text = (f"[id:{anchor.id}] {what} failed{missing} with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
+    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times{missing} with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
             f"in {when}; not resolved there.")
     rank = (2, len(sessions), len(archived), anchor.id)
     return Fact(rank, text, shown_as)
