@@ -60,8 +60,7 @@ _VERIFY = re.compile(
     re.I)
 # A file that only reproduces or checks an error (reproduce_issue.py, test_bug.py, check_env.sh): writing it is
 # setting up the check, not fixing what it checks.
-_VERIFY_FILE = re.compile(r"(?:^|/)(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)"
-                          r"\.(?:py|js|mjs|ts|sh|rb|php|pl)$", re.I)
+_VERIFY_FILE = re.compile(r"(?:^|/)(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)(?:\.\w+$|/)", re.I)
 _REDIRECT = re.compile(r">\s*['\"]?([^\s'\";&|]+)")
 # Names an error is about: a quoted word, a file with an extension, the program a shell could not find.
 _NAMED = re.compile(r"['\"`]([\w.@/+-]{2,})['\"`]|([\w.-]+\.[A-Za-z]{1,5})\b|(\S+): (?:command )?not found")
@@ -103,20 +102,23 @@ def plan_fix(failed_key: str, success: NewHostCall, between: Sequence[HostCall],
 
     Steps are the successful state-changing calls between, never a re-run of the failing script or program (the
     same target as the failed call), a test or reproduction run (is_verification) nor the writing of a test or
-    reproduction script (_sets_up_a_check): they ran before the error too, in the next session. When some act on or
+    reproduction script (_sets_up_a_check) unless that script is what failed: they ran before the error too, in
+    the next session. When some act on or
     name what the error names (the file in the traceback, the missing module or program, a config file the failed
     call read), only those are kept."""
     steps: list[HostCall] = []
     failed_target = failed.target if failed is not None and failed.tool == success.tool else None
+    names = _names_in(error, failed.summary or "" if failed is not None else "")
     for call in between:
         if call.outcome != "success" or not call.changes_state or not call.summary:
             continue  # failures, reads and read-only commands change nothing the next call sees
-        if call.call_key in (failed_key, success.call_key) or is_verification(call.target) or _sets_up_a_check(call):
+        if call.call_key in (failed_key, success.call_key) or is_verification(call.target):
             continue
+        if _sets_up_a_check(call) and not _related(call, names):
+            continue  # a reproduction or test script written: the fix only when it is what failed
         if failed_target and " " in failed_target and call.target == failed_target:
             continue  # the failing script run again with other arguments: it shows, it does not fix
         steps = [s for s in steps if s.summary != call.summary] + [call]  # a repeated step counts once, last
-    names = _names_in(error, failed.summary or "" if failed is not None else "")
     related = [s for s in steps if _related(s, names)] if names else []
     chosen = [FixStep(s.tool_use_id, s.tool, s.summary or "", s.call_key) for s in (related or steps)]
     if success.call_key != failed_key and success.summary and not is_verification(success.target):
