@@ -321,13 +321,12 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
     lines = ["# Fix memory on real agent runs (`bench/fixes.py`)", "",
              f"Command: `{result['command']}` ({result['trajectories']} trajectories of "
              f"{result['repositories']} repositories, {result['seconds']} s). "
-             "Baseline: today's main without fix memory (523c75e, whose sources this branch has merged), the "
-             "same replay: `git archive main src | tar -x -C /tmp/base && .venv/bin/python bench/fixes.py "
-             "--src /tmp/base/src --baseline` (bench/results/fixes-baseline.json; the two runs side by side on "
-             "the same machine load). Before the merge (branch point 3b1a158, format errors not yet replayed as "
-             "calls) the held-out figures were: characters 0.80x main, specific recall 35/35, 40/47 and 45/69 "
-             "by identity, precision 69/69. Since issue 20 a format error is a failed call carrying the "
-             "harness's message; its fixes are told too (the fix texts doubled, the characters still fell).", "",
+             "Baseline (\"main\"): main before issue 34 (0e77150), the same bench on main's sources: `git archive "
+             "0e77150 src | tar -x -C /tmp/base && .venv/bin/python bench/fixes.py --src /tmp/base/src --baseline` "
+             "(bench/results/fixes-baseline.json), run beside this branch's on the same machine. Issue 34 (session "
+             "start, the failure note, which steps are named) added the rows on precision at the failure told, "
+             "session start and recurrences (bench/carried.py: the bench's own identity of an error, its error line, "
+             "never the memory's fingerprint).", "",
              "Each repository's runs are successive sessions of one project, replayed in instance-number order "
              "through `vlk_memact.hosts.claude_code.handle`. Split: " + result["split"] + "; rules were chosen "
              "on the tune half.", ""]
@@ -345,6 +344,24 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
                          f"{every['recall']} | - |")
         lines.append(f"| precision: named steps that ran after the failure | {f['named_after_the_failure']}/"
                      f"{f['named_steps']} = {f['precision']} | >= 0.95 |")
+        if "probe_steps" in f:
+            b = baseline[split] if baseline and "probe_steps" in baseline[split] else None
+            lines.append(f"| precision at the failure told (issue 34): named steps not already run in that session "
+                         f"before its error first failed there, unless they fixed it elsewhere | "
+                         f"{f['probe_steps'] - f['probe_ran_before']}/{f['probe_steps']} = {f['probe_precision']}"
+                         + (f" (main: {b['probe_precision']})" if b else "") + " | >= 0.95 |")
+        c = f.get("carried")
+        if c:
+            b = baseline[split].get("carried") if baseline else None
+            def vs(name: str, c: dict = c, b: dict | None = b) -> str:
+                return f"{c[name]}" + (f" (main: {b[name]})" if b else "")
+            lines.append(f"| session start: mean characters per session | {vs('mean_start_chars_per_session')} | <= 200 |")
+            lines.append(f"| session start: facts told / met again in that session | {vs('facts_told')} / "
+                         f"{vs('facts_met_again')} | - |")
+            lines.append(f"| recurrences of an earlier session's error (error line): answered at their first failure | "
+                         f"{vs('recurrences_answered')} of {vs('recurrences')} | not fewer than main |")
+            lines.append(f"| of those an earlier session resolved: fix told | {vs('fixes_told_on_them')} of "
+                         f"{vs('recurrences_fixed_before')} | not fewer than main |")
         lines.append(f"| mean characters injected per session | {f['mean_injected_chars_per_session']} "
                      f"(main: {base}; ratio {ratio}) | <= 1.25x main |")
         lines.append(f"| fix texts injected / their characters | {f['fix_texts']} / {f['fix_chars']} | - |")
