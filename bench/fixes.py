@@ -338,10 +338,12 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
         for name in IDENTITIES:
             spec = f[f"{name}: specific"]
             every = f[f"{name}: all"]
+            bs = baseline[split][f"{name}: specific"] if baseline else None
+            be = baseline[split][f"{name}: all"] if baseline else None
             lines.append(f"| recall, specific errors, same error = {name} | {spec['recalled']}/{spec['cases']} = "
-                         f"{spec['recall']} | >= 0.80 |")
+                         f"{spec['recall']}" + (f" (main: {bs['recalled']}/{bs['cases']})" if bs else "") + " | >= 0.80 |")
             lines.append(f"| recall, every error, same error = {name} | {every['recalled']}/{every['cases']} = "
-                         f"{every['recall']} | - |")
+                         f"{every['recall']}" + (f" (main: {be['recalled']}/{be['cases']})" if be else "") + " | - |")
         lines.append(f"| precision: named steps that ran after the failure | {f['named_after_the_failure']}/"
                      f"{f['named_steps']} = {f['precision']} | >= 0.95 |")
         if "probe_steps" in f:
@@ -367,8 +369,8 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
         lines.append(f"| fix texts injected / their characters | {f['fix_texts']} / {f['fix_chars']} | - |")
         lines.append(f"| hook errors | {f['handle_errors']} | 0 |")
         if baseline:
-            lines.append(f"| time in handle(), all events (same load) | {f['handle_seconds']} s (main: "
-                         f"{baseline[split]['handle_seconds']} s) | - |")
+            lines.append(f"| time in handle(), all events (the two runs at different machine loads: no speed "
+                         f"comparison) | {f['handle_seconds']} s (main: {baseline[split]['handle_seconds']} s) | - |")
         lines.append("")
     lines += [
         "Identities of \"the same failure\": *full text* is the whole output with numbers and paths masked "
