@@ -218,6 +218,9 @@ def test_plan_names_no_rerun_of_the_failing_script_nor_a_check_only_what_could_h
     success_ = NewHostCall("t9", "f", "success", True, "Bash", "python reproduce.py", "python3 reproduce.py")
     planned = fixes.plan_fix("f", success_, between, failed, "Traceback ...\nValueError: bad x")
     assert [s.summary for s in planned.steps] == ["Edit /r/src/pkg/core.py: -'x = 1' +'x = 2'"]
+    # A project that lives under a folder named like a test is no test script: its files are fixes as any.
+    setup = step(8, "Write /tmp/test_learn0/project/config.ok (1 lines)", "/tmp/test_learn0/project/config.ok", "Write")
+    assert [s.summary for s in fixes.plan_fix("f", success_, [setup], failed, "Exit code 1").steps] == [setup.summary]
     # A changed call that is itself a test run is no fix: with nothing else, it passed on retry.
     rerun = NewHostCall("t9", "g", "success", True, "Bash", "python -m pytest", "python -m pytest tests -x")
     assert fixes.plan_fix("f", rerun, between[:5], failed, "E   assert 1 == 2").kind == "retry"

@@ -58,9 +58,10 @@ _VERIFY = re.compile(
     r"|^(?:npm|yarn|pnpm|bun|deno|go|cargo|dotnet|swift|mix|make|mvn|gradle) (?:test|check|vet)$"
     r"|^\S+ (?:\S*/)?(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)\.(?:py|js|mjs|ts|sh|rb|php|pl)$",
     re.I)
-# A file that only reproduces or checks an error (reproduce_issue.py, test_bug.py, check_env.sh): writing it is
-# setting up the check, not fixing what it checks.
-_VERIFY_FILE = re.compile(r"(?:^|/)(?:repro\w*|test\w*|\w+_tests?|check\w*|verify\w*|debug\w*)(?:\.\w+$|/)", re.I)
+# A file that only reproduces or tests an error (reproduce_issue.py, test_bug.py, a reproduction/ folder): writing
+# it is setting up the check, not fixing what it checks.
+_VERIFY_FILE = re.compile(r"(?:^|/)(?:repro\w*|tests?_\w+|\w+_tests?|debug_\w+)\.\w+$"
+                          r"|(?:^|/)(?:repro|reproduce|reproduction|repro_\w+|reproduce_\w+)/", re.I)
 _REDIRECT = re.compile(r">\s*['\"]?([^\s'\";&|]+)")
 # Names an error is about: a quoted word, a file with an extension, the program a shell could not find.
 _NAMED = re.compile(r"['\"`]([\w.@/+-]{2,})['\"`]|([\w.-]+\.[A-Za-z]{1,5})\b|(\S+): (?:command )?not found")
