@@ -503,3 +503,11 @@ def test_a_registered_lesson_is_always_carried_and_ranks_first(memory: Memory) -
     text = context_of(handle(session_start(session="second"), memory)) or ""
     lines = text.splitlines()
     assert "make deploy" in lines[1] and "Cannot find module 'express'" in lines[2], text
+
+
+def test_a_loop_of_an_error_that_names_nothing_is_not_recalled_in_a_later_session(memory: Memory) -> None:
+    for _ in range(3):
+        handle(failure("Read", {"file_path": "/work/project/status.md"}, MISSING, session="first"), memory)
+    assert memory.get_history(session_id="first").slots  # recorded, and looped in its session
+    # "File does not exist." names nothing: a later session's same failure hears neither a recall nor a note.
+    assert handle(failure("Read", {"file_path": "/work/project/status.md"}, MISSING, session="second"), memory) is None

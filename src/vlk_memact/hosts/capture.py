@@ -150,7 +150,7 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
     fix = _fix_note(memory, call.session_id, record.timeline_id)
-    said = [_announce(memory, call, record, bool(fix)), fix]
+    said = [_announce(memory, call, record, bool(fix), failure_kinds.is_generic(text)), fix]
     if not any(said):  # nothing else said: whether (and how) the error ended in an earlier session
         said.append(_earlier_note(memory, call, record))
     return "\n".join(t for t in said if t) or None
@@ -182,9 +182,11 @@ def _fix_note(memory: Memory, session_id: str, slot_id: int) -> str | None:
     return fixes.recall_text(shown, key.session)
 
 
-def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bool = False) -> str | None:
+def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bool = False,
+              generic: bool = False) -> str | None:
     """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None. A recalled loop
-    of an earlier session is said as one line (where it failed, how it ended), or not at all beside its fix."""
+    of an earlier session is said as one line (where it failed, how it ended), or not at all beside its fix;
+    a recalled loop of an error that names nothing ("Error", "File does not exist.") is not said."""
     loops = memory.intercept_loops(session_id=call.session_id)
     key = _session(memory, call.session_id)
     mode = memory.settings.hook_guard
@@ -210,7 +212,7 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
                 if fix_told:
                     return None
                 note = _earlier_note(memory, call, record)
-                if note:
+                if note or generic:
                     return note
             return inject.recall_text(call.described, recalled, record.session_id)
     if record.repeats >= 2:
