@@ -203,8 +203,8 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
     if len(sessions) > 1:
         when += f" and {len(sessions) - 1} earlier session{'s' if len(sessions) > 2 else ''}"
     missing = f" (a missing {environment})" if environment else ""
-    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times{missing} with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
-            f"in {when}; not resolved there.")
+    quoted = quoted_line(error, FACT_ERROR_CHARS)
+    text = f"[id:{anchor.id}] {what} failed {len(archived)} times{missing} with \"{quoted}\" in {when}; not resolved there."
     rank = (2, len(sessions), len(archived), anchor.id)
     return Fact(rank, text, shown_as)
 
