@@ -210,6 +210,10 @@ class Transaction(Protocol):
     def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
         """The slots of the tenant among ids, whatever their session, by id."""
 
+    def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
+        """The newest `limit` recorded failures with this fingerprint in any session of key's project (any state),
+        newest first: has an error failed in another session before?"""
+
     def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
         """(constraint id, source id, relation) of these constraints' provenance links."""
 
