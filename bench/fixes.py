@@ -40,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 COMMAND = "bench/fixes.py"
+carried: Any = None  # bench/carried.py, imported by main()
 PREFIX_CHARS = 30  # a shell command is recognised by the first 30 characters of its first line
 SPECIFIC_REPOS = 2
 _GENERIC = re.compile(
@@ -111,7 +112,11 @@ class Totals:
     named_correct: int = 0
     handle_seconds: float = 0.0
     errors: int = 0  # handle raised
+    probe_steps: int = 0  # steps named at a failure (once per failure and step)
+    probe_ran_before: int = 0  # of them, ran in that session before its error first failed there, fixing it nowhere
+    probe_wrong: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     wrong: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # named steps judged wrong (first 30)
+    carried: Any = None  # bench/carried.py's Split: start text and the failure note
 
 
 def split_of(project: str) -> str:
@@ -166,11 +171,14 @@ def replay_project(project: str, trajectories: list[Any], memory_factory: Any, h
     # identity -> error -> (session, last fix step), latest session wins
     resolved: dict[str, dict[str, tuple[str, str]]] = {name: {} for name in IDENTITIES}
     use_ids: dict[str, tuple[int, int]] = {}  # tool_use_id -> (trajectory number, step index)
+    truth_steps: dict[str, set[str]] = defaultdict(set)  # error (error line) -> first lines of steps that fixed it
+    ledger = carried.Ledger(error_line_error)
     with memory_factory(project) as memory:
         for number, trajectory in enumerate(trajectories):
             totals.sessions += 1
             session = claude_events.session_id_of(trajectory)
             hit: set[tuple[str, str]] = set()
+            first_failed: dict[str, int] = {}  # error (error line) -> index of its first failure in this session
 
             def send(event: dict[str, Any]) -> list[str]:
                 started = time.perf_counter()
@@ -185,7 +193,7 @@ def replay_project(project: str, trajectories: list[Any], memory_factory: Any, h
                 totals.injected_chars += sum(len(t) for t in said)
                 return said
 
-            send(claude_events.session_start(trajectory))
+            ledger.start(totals.carried, "\n".join(send(claude_events.session_start(trajectory))))
             send(claude_events.user_prompt(trajectory))
             for se in claude_events.step_events(trajectory):
                 use_ids[se.post["tool_use_id"]] = (number, se.index)
@@ -193,8 +201,12 @@ def replay_project(project: str, trajectories: list[Any], memory_factory: Any, h
                 said = "\n".join(send(se.post))
                 if not se.step.failed:
                     continue
+                ledger.failure(totals.carried, se.step.observation, said)
+                first_failed.setdefault(error_line_error(se.step.observation), se.index)
                 fix_lines = [line for line in said.splitlines() if "fixed in" in line or "fixed by:" in line]
                 if fix_lines:
+                    judge_probe(fix_lines, trajectory, first_failed[error_line_error(se.step.observation)],
+                                truth_steps[error_line_error(se.step.observation)], totals)
                     totals.fix_texts += 1
                     totals.fix_chars += sum(len(line) for line in fix_lines)
                     judge_named(memory, session, fix_lines, fingerprint(se.post["error"]),
@@ -209,6 +221,30 @@ def replay_project(project: str, trajectories: list[Any], memory_factory: Any, h
             for name, identity in IDENTITIES.items():
                 for _, error, step in resolutions(trajectory.steps, is_read_only, identity):
                     resolved[name][error] = (trajectory.name, step)
+                    if name == "error line":
+                        truth_steps[error].add(first_line(step)[:PREFIX_CHARS])
+                        ledger.resolved_earlier.add(error)
+            totals.carried.injected_chars = totals.injected_chars
+            ledger.end(totals.carried, carried.fact_errors(memory, session))
+
+
+def judge_probe(fix_lines: list[str], trajectory: Any, first_failure: int, fixed_it: set[str], totals: Totals) -> None:
+    """Issue 34's precision, judged where the fix is told: a named step that already ran in this session before
+    its error first failed here (a re-run of a reproduction script, a test run, an install already done) cannot be
+    what fixes it, unless the same step fixed that error in an earlier session (the bench's truth)."""
+    ran = {first_line(_command(s))[:PREFIX_CHARS] for s in trajectory.steps[:first_failure] if _command(s)}
+    for line in fix_lines:
+        body = line.split(" by: ", 1)[-1]
+        steps = [part.strip() for part in body.rsplit(" (then ", 1)[0].split("; ") if part.strip()]
+        if body.startswith("the changed call "):
+            steps = [body[len("the changed call "):].rsplit(" (it passed)", 1)[0]]
+        for step in steps:
+            totals.probe_steps += 1
+            head = step[:PREFIX_CHARS]
+            if head in ran and head not in fixed_it:
+                totals.probe_ran_before += 1
+                if len(totals.probe_wrong) < 30:
+                    totals.probe_wrong.append({"session": trajectory.name, "step": step[:100]})
 
 
 def judge_named(memory: Any, session: str, fix_lines: list[str], fp: Any, trajectories: list[Any],
@@ -269,6 +305,11 @@ def figures(cases: list[Case], totals: Totals) -> dict[str, Any]:
         "precision": round(totals.named_correct / totals.named_steps, 3) if totals.named_steps else None,
         **{f"{name}: specific": rate([c for c in cases if c.specific and c.identity == name]) for name in IDENTITIES},
         **{f"{name}: all": rate([c for c in cases if c.identity == name]) for name in IDENTITIES},
+        "probe_steps": totals.probe_steps,
+        "probe_ran_before": totals.probe_ran_before,
+        "probe_precision": round(1 - totals.probe_ran_before / totals.probe_steps, 3) if totals.probe_steps else None,
+        "probe_wrong": totals.probe_wrong,
+        "carried": totals.carried.as_dict(),
         "handle_seconds": round(totals.handle_seconds, 1),
         "handle_errors": totals.errors,
         "wrong_named": totals.wrong,
@@ -280,13 +321,12 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
     lines = ["# Fix memory on real agent runs (`bench/fixes.py`)", "",
              f"Command: `{result['command']}` ({result['trajectories']} trajectories of "
              f"{result['repositories']} repositories, {result['seconds']} s). "
-             "Baseline: today's main without fix memory (523c75e, whose sources this branch has merged), the "
-             "same replay: `git archive main src | tar -x -C /tmp/base && .venv/bin/python bench/fixes.py "
-             "--src /tmp/base/src --baseline` (bench/results/fixes-baseline.json; the two runs side by side on "
-             "the same machine load). Before the merge (branch point 3b1a158, format errors not yet replayed as "
-             "calls) the held-out figures were: characters 0.80x main, specific recall 35/35, 40/47 and 45/69 "
-             "by identity, precision 69/69. Since issue 20 a format error is a failed call carrying the "
-             "harness's message; its fixes are told too (the fix texts doubled, the characters still fell).", "",
+             "Baseline (\"main\"): main before issue 34 (0e77150), the same bench on main's sources: `git archive "
+             "0e77150 src | tar -x -C /tmp/base && .venv/bin/python bench/fixes.py --src /tmp/base/src --baseline` "
+             "(bench/results/fixes-baseline.json), run beside this branch's on the same machine. Issue 34 (session "
+             "start, the failure note, which steps are named) added the rows on precision at the failure told, "
+             "session start and recurrences (bench/carried.py: the bench's own identity of an error, its error line, "
+             "never the memory's fingerprint).", "",
              "Each repository's runs are successive sessions of one project, replayed in instance-number order "
              "through `vlk_memact.hosts.claude_code.handle`. Split: " + result["split"] + "; rules were chosen "
              "on the tune half.", ""]
@@ -298,19 +338,39 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
         for name in IDENTITIES:
             spec = f[f"{name}: specific"]
             every = f[f"{name}: all"]
+            bs = baseline[split][f"{name}: specific"] if baseline else None
+            be = baseline[split][f"{name}: all"] if baseline else None
             lines.append(f"| recall, specific errors, same error = {name} | {spec['recalled']}/{spec['cases']} = "
-                         f"{spec['recall']} | >= 0.80 |")
+                         f"{spec['recall']}" + (f" (main: {bs['recalled']}/{bs['cases']})" if bs else "") + " | >= 0.80 |")
             lines.append(f"| recall, every error, same error = {name} | {every['recalled']}/{every['cases']} = "
-                         f"{every['recall']} | - |")
+                         f"{every['recall']}" + (f" (main: {be['recalled']}/{be['cases']})" if be else "") + " | - |")
         lines.append(f"| precision: named steps that ran after the failure | {f['named_after_the_failure']}/"
                      f"{f['named_steps']} = {f['precision']} | >= 0.95 |")
+        if "probe_steps" in f:
+            b = baseline[split] if baseline and "probe_steps" in baseline[split] else None
+            lines.append(f"| precision at the failure told (issue 34): named steps not already run in that session "
+                         f"before its error first failed there, unless they fixed it elsewhere | "
+                         f"{f['probe_steps'] - f['probe_ran_before']}/{f['probe_steps']} = {f['probe_precision']}"
+                         + (f" (main: {b['probe_precision']})" if b else "") + " | >= 0.95 |")
+        c = f.get("carried")
+        if c:
+            b = baseline[split].get("carried") if baseline else None
+            def vs(name: str, c: dict = c, b: dict | None = b) -> str:
+                return f"{c[name]}" + (f" (main: {b[name]})" if b else "")
+            lines.append(f"| session start: mean characters per session | {vs('mean_start_chars_per_session')} | <= 200 |")
+            lines.append(f"| session start: facts told / met again in that session | {vs('facts_told')} / "
+                         f"{vs('facts_met_again')} | - |")
+            lines.append(f"| recurrences of an earlier session's error (error line): answered at their first failure | "
+                         f"{vs('recurrences_answered')} of {vs('recurrences')} | not fewer than main |")
+            lines.append(f"| of those an earlier session resolved: fix told | {vs('fixes_told_on_them')} of "
+                         f"{vs('recurrences_fixed_before')} | not fewer than main |")
         lines.append(f"| mean characters injected per session | {f['mean_injected_chars_per_session']} "
                      f"(main: {base}; ratio {ratio}) | <= 1.25x main |")
         lines.append(f"| fix texts injected / their characters | {f['fix_texts']} / {f['fix_chars']} | - |")
         lines.append(f"| hook errors | {f['handle_errors']} | 0 |")
         if baseline:
-            lines.append(f"| time in handle(), all events (same load) | {f['handle_seconds']} s (main: "
-                         f"{baseline[split]['handle_seconds']} s) | - |")
+            lines.append(f"| time in handle(), all events (the two runs at different machine loads: no speed "
+                         f"comparison) | {f['handle_seconds']} s (main: {baseline[split]['handle_seconds']} s) | - |")
         lines.append("")
     lines += [
         "Identities of \"the same failure\": *full text* is the whole output with numbers and paths masked "
@@ -338,6 +398,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sys.path.insert(0, args.src)
     sys.path.insert(1, str(ROOT / "bench"))
+    global carried  # noqa: PLW0603 - bench/carried.py, importable once bench/ is on the path
+    import carried  # noqa: PLC0415
     import claude_events  # noqa: PLC0415
     from trajectories import load  # noqa: PLC0415
 
@@ -364,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         projects = [p for p in projects if len(by_project[p]) >= 3][:4]
     settings = Settings.from_env({})
     started = time.perf_counter()
-    per_split: dict[str, tuple[list[Case], Totals]] = {s: ([], Totals()) for s in ("tune", "held-out")}
+    per_split: dict[str, tuple[list[Case], Totals]] = {s: ([], Totals(carried=carried.Split()))
+                                                       for s in ("tune", "held-out")}
     with tempfile.TemporaryDirectory() as folder:
         for n, project in enumerate(projects):
             cases, totals = per_split[split_of(project)]

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 PROJECT = "test-project"
 
+# A user who installed vlk-memact has it on PATH: committed project installs run `vlk-memact` from PATH
+# (hosts/install.executable), so this environment's console scripts go first, as an activated virtualenv's.
+_SCRIPTS = str(Path(__import__("sys").executable).parent)
+if _SCRIPTS not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _SCRIPTS + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+
 
 # ---- PostgreSQL ----
 # VLK_TEST_POSTGRES_URL names the server (default below). Without a reachable server PostgreSQL

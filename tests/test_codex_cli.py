@@ -78,12 +78,12 @@ def test_a_success_is_never_recorded_as_a_failure(ws: Workspace):
     assert history == []
 
 
-def test_a_new_session_starts_with_the_lesson_and_another_project_sees_nothing(loop: Loop):
-    ws, tmp_path = loop.ws, loop.root  # after the loop session: its lesson is the project's
-    ws.run("start again", text("ok."))
-    system = ws.last[0].system()
-    assert "vlk-memact: what" in system and "earlier sessions of this project" in system
-    assert "nonexistent-vlk-e2e-dir" in system
+def test_a_new_session_hears_the_loop_at_its_failure_and_another_project_sees_nothing(loop: Loop):
+    ws, tmp_path = loop.ws, loop.root  # after the loop session: one session's loop, no broken environment
+    ws.run("start again", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."))
+    assert "vlk-memact:" not in ws.last[0].system()  # nothing at the start (issue 34): it waits for its failure
+    told = [r.text() for r in ws.last[1:] if "failed the same way in session" in r.text()]
+    assert told and "not resolved there" in told[0], [r.text()[-600:] for r in ws.last]
     other = git_project(tmp_path / "other")
     ws.run("elsewhere", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."), cwd=other)
     assert all("vlk-memact:" not in r.text() for r in ws.last)

@@ -341,3 +341,24 @@ def test_the_plugin_beside_settings_hooks_is_a_double_installation(host_dirs: tu
     assert code == 1
     failed = [x for x in lines if x.startswith("FAIL hosts: claude-code hooks installed once: the vlk-memact plugin")]
     assert len(failed) == 1 and "both run on every event" in failed[0]
+
+
+def test_the_project_line_says_which_key_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'vlk.db'}"
+    repo = tmp_path / "src" / "app"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(repo)
+    assert line(doctor(capsys, url)[1], "ok   configuration: project:") == (
+        f"ok   configuration: project: {repo} (the git repository at {repo} has no remote: its path (add an "
+        "`origin` remote to share its memories across checkouts))")
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "https://alice:pw@git.example.com/acme/app.git"],
+                   check=True)
+    said = line(doctor(capsys, url)[1], "ok   configuration: project:")
+    assert said.startswith("ok   configuration: project: git.example.com/acme/app (the remote 'origin' "
+                           f"(https://git.example.com/acme/app.git) of the git repository at {repo}); memories "
+                           f"stored under its path key {repo} by an earlier release are merged into it"), said
+    monkeypatch.setenv("VLK_PROJECT", "mine")
+    assert line(doctor(capsys, url)[1], "ok   configuration: project:") == \
+        "ok   configuration: project: mine (from VLK_PROJECT)"

@@ -88,3 +88,23 @@ def test_phrases_held_anywhere_are_found_in_any_case_in_ascii_and_other_text(tex
 def test_a_real_failure_that_quotes_no_host_phrase_is_a_failure_in_any_script() -> None:
     assert failures.non_failure("Exit code 1\nTypeError: Cannot read properties of undefined (reading 'map')") is None
     assert failures.non_failure("Exit code 1\nОшибка: модуль не найден — tool_use") is None
+
+
+@pytest.mark.parametrize(("error", "kind"), [
+    ("bash: line 1: nvcc: command not found", "tool"),
+    ("zsh: command not found: jq", "tool"),
+    ("sh: 1: python3.11: not found", "tool"),
+    ("/bin/bash: line 387: find.: command not found", None),  # a typo glued to its argument: no tool to install
+    ("/bin/bash: line 243: open.gitignore: command not found", None),
+    ("Traceback (most recent call last):\nModuleNotFoundError: No module named 'numpy'", "module"),
+    ("Error: Cannot find module 'express'", "module"),
+    ("KeyError: 'OPENAI_API_KEY'", "variable"),
+    ("KeyError: 'a'", None),
+    ("./run.sh: line 3: DB_URL: unbound variable", "variable"),
+    ("psql: error: connection to server at \"127.0.0.1\", port 5432 failed: Connection refused", "service"),
+    ("Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", "service"),
+    ("FAILED tests/test_x.py::test_y - AssertionError: assert 1 == 2", None),
+    ("", None),
+])
+def test_a_broken_environment_is_told_from_the_error_alone(error: str, kind: str | None) -> None:
+    assert failures.broken_environment(error) == kind

@@ -111,11 +111,12 @@ def test_a_success_of_the_same_call_retires_its_live_failures(ws: GeminiWorkspac
     assert "config.txt" not in context  # the stale error left the context
 
 
-def test_a_new_session_in_the_same_project_starts_with_the_lesson_and_another_project_does_not(loop: Loop):
-    ws, tmp_path = loop.ws, loop.root  # after the loop session: its lesson is the project's
-    ws.run("start again", text("ok."))
-    first = ws.last[0].text()
-    assert "vlk-memact:" in first and "nonexistent-vlk-e2e-dir" in first
+def test_a_new_session_in_the_same_project_hears_the_loop_at_its_failure_and_another_project_does_not(loop: Loop):
+    ws, tmp_path = loop.ws, loop.root  # after the loop session: one session's loop, no broken environment
+    ws.run("start again", shell("ls /nonexistent-vlk-e2e-dir"), text("ok."))
+    assert "vlk-memact:" not in ws.last[0].text()  # nothing at the start (issue 34): it waits for its failure
+    told = [r.text() for r in ws.last[1:] if "failed the same way in session" in r.text()]
+    assert told and "not resolved there" in told[0], [r.text()[-600:] for r in ws.last]
     other = git_project(tmp_path / "other")
     ws.run("elsewhere", text("ok."), cwd=other)
     assert "vlk-memact:" not in ws.last[0].text()

@@ -118,13 +118,14 @@ def _layer(module: str) -> str:
 # Who may import whom, bottom up, as each package's __init__ says: the pure core and the fingerprint know no
 # I/O; the stores know the core and the settings; the engine knows the stores through their contract; only
 # the edges import the engine, and of the edges only the CLI (and entry.py, the shims) may import them all.
-BELOW_THE_EDGES = {"engine", "store", "core", "fingerprint", "config"}
+BELOW_THE_EDGES = {"engine", "store", "core", "fingerprint", "config", "repository"}
 MAY_IMPORT = {
     "fingerprint": {"fingerprint"},
     "core": {"core", "fingerprint"},
-    "config": {"core"},
+    "repository": {"repository"},  # which project a folder is: git's own files, nothing of vlk-memact
+    "config": {"core", "repository"},
     "store": {"store", "core", "config"},
-    "engine": {"engine", "core", "fingerprint", "config", "store"},
+    "engine": {"engine", "core", "fingerprint", "config", "store", "repository"},
     "hosts": {"hosts", *BELOW_THE_EDGES},
     "server": {"server", "hosts", *BELOW_THE_EDGES},  # hosts.failures: one failure classifier for every path
     "ops": {"ops", "hosts", *BELOW_THE_EDGES},  # the hosts' installers, for `vlk-memact doctor`

@@ -58,8 +58,9 @@ def tool_event(name: str, rollout: Rollout, command: str = CMD, call_id: str | N
             "tool_input": {"command": command}, "tool_use_id": call_id or f"call_{next(_ids)}"}
 
 
-def failed(memory: Memory, rollout: Rollout, command: str = CMD, exit_code: int = 2) -> dict[str, Any] | None:
-    event = tool_event("PostToolUse", rollout, command)
+def failed(memory: Memory, rollout: Rollout, command: str = CMD, exit_code: int = 2,
+           session: str = SESSION) -> dict[str, Any] | None:
+    event = tool_event("PostToolUse", rollout, command) | {"session_id": session}
     output = f"ls: cannot access '{command.split()[-1]}': No such file or directory\n"
     event["tool_response"] = output
     rollout.add(event["tool_use_id"], exit_code, output)
@@ -137,6 +138,9 @@ def test_sessions_start_with_the_projects_lesson_and_a_prompt_adds_only_news(mem
     for _ in range(3):
         failed(memory, rollout)
     start = {"session_id": "next", "cwd": "/tmp/p", "hook_event_name": "SessionStart", "source": "startup"}
+    # One session's loop, no broken environment: nothing at the start, one line at its failure (issue 34).
+    assert codex.handle({**start, "session_id": "between"}, memory) is None
+    assert "failed the same way in session" in context(failed(memory, rollout, session="between"))
     text = context(codex.handle(start, memory))
     assert text.startswith("vlk-memact: what") and "earlier sessions of this project" in text and "nonexistent" in text
     prompt = {"session_id": "next", "cwd": "/tmp/p", "hook_event_name": "UserPromptSubmit", "prompt": "go"}

@@ -265,3 +265,19 @@ def test_learn_a_folder_of_several_hosts_files_gives_each_to_its_reader(memory: 
     assert report.total("sessions") == 2 and report.total("failures") == 4 and report.skipped == {}
     [slot] = memory.for_project(CWD).get_history(session_id="c-1").slots
     assert slot.raw_log == "Exit code 2\nmake: *** [all] Error 2"
+
+
+def test_learn_names_the_repository_s_files_relative_to_its_root(memory: Memory, tmp_path: Path) -> None:
+    """As the live hooks (issue 35): a session of a checkout on this machine is stored under its repository's
+    key, its files named relative to the root; a path outside the repository stays."""
+    root = tmp_path / "checkout"
+    (root / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "remote", "add", "origin", "git@h:acme/app.git"], check=True)
+    t = Transcript(str(root / "src"))
+    t.bash(f"python3 {root}/src/app.py", f'File "{root}/src/app.py", line 3\nImportError: /usr/lib/x.so', 1)
+    t.write(tmp_path / "projects")
+    assert learn_folder(memory, tmp_path / "projects").total("failures") == 1
+    [slot] = memory.for_project("h/acme/app").get_history(session_id=t.session_id).slots
+    assert str(root) not in (slot.raw_log or "") + (slot.tool_payload or "")
+    assert 'File "src/app.py", line 3' in (slot.raw_log or "") and "/usr/lib/x.so" in (slot.raw_log or "")

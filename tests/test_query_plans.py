@@ -84,6 +84,8 @@ def _hook_workload(memory: Memory) -> None:
     handle(session_start("compact", session="h1"), memory)
     handle(prompt(session="h1"), memory)
     handle(session_start("startup", session="h2"), memory)
+    # The same error in a later session: the note on where it failed before (issue 34) reads the project's failures.
+    handle(failure("Bash", bash("npm run build"), ERROR_C.format(i=7), session="h2", tool_use_id="t9"), memory)
 
 
 def _workload(path: Path) -> tuple[list[str], list[str]]:

@@ -130,28 +130,8 @@ def data_dir() -> Path:
 
 
 def detect_project(start: Path | None = None) -> str:
-    """The root of the git repository holding `start` (worktrees share their main repository's root).
+    """The project key of the folder `start` (repository.py): its repository's normalised remote, else the
+    path of its main checkout; "default" outside any repository."""
+    from .repository import identify
 
-    Read from the files git writes, without running git; "default" outside any repository.
-    """
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        marker = folder / ".git"
-        if marker.is_dir():
-            return str(folder)
-        if marker.is_file():
-            # A worktree or submodule: ".git" names the real git dir; a worktree's has a "commondir".
-            try:
-                gitdir = marker.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
-            except OSError:
-                return str(folder)
-            real = (folder / gitdir).resolve()
-            common = real / "commondir"
-            if common.is_file():
-                try:
-                    main_git = (real / common.read_text(encoding="utf-8").strip()).resolve()
-                except OSError:
-                    return str(folder)
-                return str(main_git.parent)
-            return str(folder)
-    return "default"
+    return identify(start).key

@@ -11,10 +11,11 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
-from ..config import Settings, detect_project
-from ..core import inputs
+from ..config import Settings
+from ..core import inputs, portable
 from ..core.model import SessionKey
 from ..core.redact import redact
+from ..repository import Identity, identify
 from ..store import Store, clock, open_store
 from .context_cache import ContextCache
 from .loop_memo import LoopMemo
@@ -35,12 +36,19 @@ class MemoryBase:
         project: str | None = None,
         tenant: str = DEFAULT_TENANT,
         default_session: str | None = None,
+        identity: Identity | None = None,
     ) -> None:
         self.settings = settings if settings is not None else Settings.from_env()
+        # The checkout this memory serves (repository.py): its key is the project unless one is named, and
+        # paths under its root are stored relative to it (core/portable.py). None: the working directory's.
+        if identity is None and project is None:
+            identity = identify()
+        self.identity = identity
         # The session a call without session_id lands in: the host's, when a host names one (stdio server
         # under Claude Code), so the model's own calls and the host's hooks share one session.
         self.default_session = default_session
-        self.project = inputs.project(project or self.settings.project or detect_project())
+        self.project = inputs.project(project or self.settings.project or (identity.key if identity else "default"))
+        self._roots = (identity.root,) if identity is not None and identity.root else ()
         self.tenant = tenant
         self._tenants: dict[str, Self] = {}
         self._contexts = ContextCache()
@@ -50,6 +58,15 @@ class MemoryBase:
             url = database_url if database_url is not None else self.settings.database_url
             store = open_store(url, busy_timeout_ms=self.settings.busy_timeout_ms, lock_wait_ms=self.settings.lock_wait_ms)
         self.store = store
+        if identity is not None and self.project == identity.key and identity.path_key:
+            from .projects import merge_path_key
+
+            try:
+                merge_path_key(store, identity)
+            except Exception as exc:  # a busy or read-only store: serve anyway, the next open tries again
+                import logging
+
+                logging.getLogger(__name__).warning("Could not merge the path key %s yet: %s", identity.path_key, exc)
 
     def for_tenant(self, tenant: str) -> Self:
         """The same store seen as another tenant: nothing of one tenant is visible to another."""
@@ -58,7 +75,7 @@ class MemoryBase:
         view = self._tenants.get(tenant)
         if view is None:
             view = type(self)(settings=self.settings, store=self.store, project=self.project, tenant=tenant,
-                              default_session=self.default_session)
+                              default_session=self.default_session, identity=self.identity)
             self._tenants[tenant] = view
         return view
 
@@ -74,8 +91,12 @@ class MemoryBase:
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
 
     def _redact(self, text: str | None, found: list[str]) -> Any:
-        """The text with recognisable secrets replaced (unless VLK_REDACT_SECRETS=0); kinds go to found."""
-        if text is None or not self.settings.redact_secrets:
+        """The text with recognisable secrets replaced (unless VLK_REDACT_SECRETS=0), kinds going to found, and
+        the paths under the checkout's root relative to it (core/portable.py)."""
+        if text is None:
+            return text
+        text = portable.relative(text, self._roots)
+        if not self.settings.redact_secrets:
             return text
         result = redact(text)
         found.extend(result.kinds)

@@ -150,8 +150,19 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
-    texts = [_announce(memory, call, record), _fix_note(memory, call, record.timeline_id)]
+    fix = _fix_note(memory, call, record.timeline_id)  # "" when the VLK_HOLDOUT experiment withheld it
+    texts = [_announce(memory, call, record, fix is not None, failure_kinds.is_generic(text)), fix]
+    if not any(texts) and fix is None:  # nothing else said: whether (and how) the error ended in an earlier session
+        texts.append(said.announced(memory, call, said_kinds.RECALL, _earlier_note(memory, call, record)))
     return "\n".join(t for t in texts if t) or None
+
+
+def _earlier_note(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
+    """Where this error failed the same way in an earlier session, and whether it was resolved there."""
+    key = _session(memory, call.session_id)
+    with memory.store.read() as tx:
+        slot = tx.slots_by_id(key, [record.timeline_id])
+        return fixes.earlier_text(tx, key, slot[0], call.described) if slot else None
 
 
 def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
@@ -172,8 +183,11 @@ def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
     return said.fixes(memory, call, key, shown, fixes.recall_text(shown, key.session))
 
 
-def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
-    """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None."""
+def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bool = False,
+              generic: bool = False) -> str | None:
+    """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None. A recalled loop
+    of an earlier session is said as one line (where it failed, how it ended), or not at all beside its fix;
+    a recalled loop of an error that names nothing ("Error", "File does not exist.") is not said."""
     loops = memory.intercept_loops(session_id=call.session_id)
     key = _session(memory, call.session_id)
     mode = memory.settings.hook_guard
@@ -194,6 +208,13 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult) -> str | Non
         recalled = [found[i] for i in wanted if i in found]
         if recalled:
             _remember_injected(memory, key, [f"c:{c.id}" for c in recalled])
+            # Only loops of earlier sessions: one line on where it failed and how it ended says it shorter.
+            if all(c.origin is Origin.ANCHOR for c in recalled):
+                if fix_told:
+                    return None
+                note = _earlier_note(memory, call, record)
+                if note or generic:
+                    return said.announced(memory, call, said_kinds.RECALL, note, recalled[0].id)
             return said.announced(memory, call, said_kinds.RECALL,
                                   inject.recall_text(call.described, recalled, record.session_id), recalled[0].id)
     if record.repeats >= 2:

@@ -5,12 +5,19 @@ session's own constraints and live errors) within VLK_HOOK_CONTEXT_TOKENS. A pro
 changed since the last injection in the session (a new constraint, a new conflict): never the same
 text twice (the duplicated-injection complaint of other memory hooks).
 
-Across sessions a loop is carried as what happened, never as the in-session order of its anchor
-("CURRENT STRATEGY EXHAUSTED ... change approach": right in the session it stopped, false in next week's,
-issue 20): which call failed, how often, with what error, in which session, whether it was resolved, and
-what fixed it when fix memory knows. Errors that name nothing (a bare "Error", "File does not exist.", a
-syntax error of different code) and host refusals (hosts/failures.py) are not carried. Facts are ranked
-unresolved first, then recurring across sessions, then by occurrences and recency.
+A fresh start carries only what is likely to come back (issue 34: of the facts carried before, 6% concerned an
+error met again in that session): the lessons the model or the user registered (vlk_time_travel, learn), and a
+loop of an earlier session only while it is unresolved and either already failed in two sessions or is a broken
+environment (a missing tool, module, variable or service: hosts/failures.py; a typo such as `find.: command not
+found` names no tool) that nothing has fixed since. A
+loop that was fixed (a later run passed, or fix memory holds its fix) is dropped: if it comes back, the failure
+hook says so then, in one line (hosts/fixes.py: "failed the same way in session X on day Y; fixed by ...").
+
+A carried loop is what happened, never the in-session order of its anchor ("CURRENT STRATEGY EXHAUSTED ...
+change approach": right in the session it stopped, false in next week's, issue 20): which call failed, how
+often, with what error, in which sessions. Errors that name nothing (a bare "Error", "File does not exist.", a
+syntax error of different code) and host refusals are never carried. Lessons rank first, then loops by sessions,
+occurrences and recency.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.inputs import MAX_CONTEXT_TOKENS
-from ..core.model import ConflictView, Origin, Scope, SessionKey, Slot, TemporalState
+from ..core.model import ConflictView, Origin, Retired, Scope, SessionKey, Slot, TemporalState
 from ..core.quoting import quoted_line
 from ..core.render import CHARS_PER_TOKEN, estimate_tokens
 from . import capture, failures, guard, inject, said
@@ -43,6 +50,7 @@ FACTS_HEADING = "what happened in earlier sessions of this project (facts record
 EXPAND_DEPTH = 4  # consolidations of consolidations, followed this deep
 SESSIONS_CHECKED = 6  # resolution looked up in at most this many (session, call) pairs per loop
 FACT_ERROR_CHARS = 160  # the error of a carried loop: enough to recognise it, short enough for many facts
+RECURRENCES_READ = 50  # earlier failures of a loop's error read to tell the sessions it failed in
 _SYNTAX = re.compile(r"(?i)syntax ?error|invalid syntax|unexpected (?:token|indent|EOF)|parse error")
 # Fix memory (issue 21) answers "what fixed this error?" for an anchor; None until it is wired.
 FixLookup = Callable[[Slot], "str | None"]
@@ -164,7 +172,8 @@ def _facts_of(tx, key: SessionKey, slot: Slot, shown_as: int, fixes: FixLookup |
 
 
 def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLookup | None) -> Fact | None:
-    """A loop of an earlier session as what happened: the calls, the error, how often, where, resolved or not."""
+    """A loop of an earlier session as what happened, when it is likely to come back (see the module docstring):
+    unresolved, and failed in two sessions or a broken environment."""
     archived = [s for s in tx.tenant_slots(key.tenant, tx.sources(anchor.id, "archived"))
                 if failures.is_failure(s.raw_log)]
     if not archived:
@@ -179,20 +188,24 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
     error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
     if _SYNTAX.search(error) and len(keys) != 1:
         return None  # syntax errors of different code: nothing in common but the word
-    sessions = list(dict.fromkeys(s.session_id for s in sorted(archived, key=lambda s: s.id, reverse=True)))
-    resolved = _resolved(tx, key, archived, calls)
+    met = [newest, *(tx.project_failures(key, newest.fingerprint, RECURRENCES_READ) if newest.fingerprint else [])]
+    sessions = list(dict.fromkeys(s.session_id for s in sorted([*met, *archived], key=lambda s: s.id, reverse=True)))
+    environment = failures.broken_environment(newest.raw_log)
+    if (len(sessions) < 2 and environment is None) or (fixes is not None and fixes(anchor)):
+        return None  # met in one session only, or fix memory knows its fix: the failure hook tells it then
+    latest = [s for s in met if s.session_id == sessions[0]]
+    if _resolved(tx, key, latest, capture._calls_of(latest, guard.IGNORED_FIELDS)) or (  # noqa: SLF001
+            sessions[0] == anchor.session_id and _resolved(tx, key, archived, calls)):
+        return None  # fixed in the latest session it failed in, and not met since
     names = list(dict.fromkeys(_short(d) for _, d in calls))
     what = names[0] if len(names) == 1 else f"{len(names)} different calls ({inject._names(names, 2)})"  # noqa: SLF001
-    when = f"session '{quoted_line(sessions[0], 12)}' ({anchor.created_at[:10]})"
+    when = f"session '{quoted_line(sessions[0], 12)}' ({max(met, key=lambda s: s.id).created_at[:10]})"
     if len(sessions) > 1:
         when += f" and {len(sessions) - 1} earlier session{'s' if len(sessions) > 2 else ''}"
-    text = (f"[id:{anchor.id}] {what} failed {len(archived)} times with \"{quoted_line(error, FACT_ERROR_CHARS)}\" "
-            f"in {when}; " + ("a later run of the same call succeeded." if resolved
-                              else "not resolved there."))
-    fix = fixes(anchor) if fixes is not None else None
-    if fix:
-        text += f" What fixed it: {quoted_line(fix, inject.LESSON_CHARS)}."
-    rank = (0 if resolved else 2, len(sessions), len(archived), anchor.id)
+    missing = f" (a missing {environment})" if environment else ""
+    quoted = quoted_line(error, FACT_ERROR_CHARS)
+    text = f"[id:{anchor.id}] {what} failed {len(archived)} times{missing} with \"{quoted}\" in {when}; not resolved there."
+    rank = (2, len(sessions), len(archived), anchor.id)
     return Fact(rank, text, shown_as)
 
 
@@ -202,7 +215,9 @@ def _short(call: str, limit: int = 90) -> str:
 
 
 def _resolved(tx, key: SessionKey, archived: list[Slot], calls: list[tuple[str | None, str]]) -> bool:
-    """Did one of the failing calls later succeed in the session it failed in?"""
+    """Did one of the failing calls later succeed in the session it failed in (or a success resolve them)?"""
+    if any(s.retired_reason is Retired.RESOLVED for s in archived):
+        return True
     pairs = list(dict.fromkeys((s.session_id, k) for s, (k, _) in zip(archived, calls, strict=True) if k))
     for session, call_key in pairs[:SESSIONS_CHECKED]:
         where = SessionKey(key.tenant, key.project, session)

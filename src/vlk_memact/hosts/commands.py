@@ -132,6 +132,9 @@ def _claude_code(args: argparse.Namespace) -> int:
         reports = install.apply(changes, roots=(project_dir, home))
     if not reports:
         reports = [install_files.FileReport(p) for p in dict.fromkeys(looked_at) if p.exists()]
+    note = install_files.path_note(scopes[0]) if args.command == "install" else None
+    if note and reports:
+        reports[0].notes.append(note)
     install_files.print_reports(install.HOST, args.command, reports, args.dry_run)
     return 0
 

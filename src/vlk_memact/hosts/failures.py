@@ -60,6 +60,36 @@ _GENERIC = re.compile(
 )
 
 
+# A broken environment: a tool, module, variable or service the call needs is missing. It fails every call that
+# needs it, in any session, until someone installs, sets or starts it: the one kind of error worth telling a new
+# session before it meets it (hosts/carryover.py). Matched on the error's own words, never on the call.
+_MISSING_TOOL = re.compile(r"(?:^|[\s:])([^\s:]+): (?:command )?not found$|command not found: (\S+)"
+                           r"|'([^']+)' is not recognized as an internal or external command"
+                           r"|exec: \"([^\"]+)\": executable file not found", re.M)
+# A program's name: a typo glued to its argument (`find.`, `open.gitignore`) names no tool to install.
+_PROGRAM_NAME = re.compile(r"^[A-Za-z_][\w+-]*?(?:\d+(?:\.\d+)*)?$")
+ENVIRONMENT: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("tool", re.compile(r"error while loading shared libraries|cannot open shared object file")),
+    ("module", re.compile(r"ModuleNotFoundError|No module named|Cannot find module|Cannot find package"
+                          r"|cannot find -l\S+|package '?[\w.-]+'? is not installed", re.M)),
+    ("variable", re.compile(r"(?i)environment variable \S+ (?:is )?not (?:set|defined)|\bunbound variable\b"
+                            r"|KeyError: '[A-Z][A-Z0-9]*_[A-Z0-9_]+'")),
+    ("service", re.compile(r"Connection refused|ECONNREFUSED|Cannot connect to the Docker daemon"
+                           r"|could not connect to server|connection to server .{0,80} failed"
+                           r"|Is the docker daemon running")),
+)
+
+
+def broken_environment(error: str | None) -> str | None:
+    """The kind of missing piece ("tool", "module", "variable", "service") this error reports, or None."""
+    text = (error or "")[:4000]
+    for match in _MISSING_TOOL.finditer(text):
+        name = next(g for g in match.groups() if g).rsplit("/", 1)[-1]
+        if _PROGRAM_NAME.match(name):
+            return "tool"
+    return next((kind for kind, pattern in ENVIRONMENT if pattern.search(text)), None)
+
+
 def non_failure(error: str | None) -> str | None:
     """The kind of host refusal this error text is (INPUT_CHECK, PERMISSION, SIBLING, INTERRUPT), or None
     when it is a real failure of the call."""

@@ -28,6 +28,7 @@ from .install_files import (
     SERVER_ITEM,
     FileReport,
     command_check,
+    path_note,
     hook_items,
     print_reports,
     project_folder,
@@ -69,9 +70,10 @@ def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None,
     return project_folder(cwd, home, quiet=quiet) / ".gemini" / "settings.json"
 
 
-def hook_command() -> list[str]:
-    """The argv that runs our hook: this installation's own entry point, so PATH does not matter."""
-    command, prefix = executable()
+def hook_command(scope: str = "user") -> list[str]:
+    """The argv that runs our hook: this installation's own entry point, so PATH does not matter; for a
+    project (committed, for every checkout): `vlk-memact` on PATH (install.executable)."""
+    command, prefix = executable(scope)
     return [command, *prefix, "hook", "gemini"]
 
 
@@ -235,16 +237,23 @@ def run_command(args: Any) -> int:
         # Gemini CLI withholds DATABASE_URL from MCP servers (always) and from hooks (when it redacts the
         # environment): the database this install uses is written into both entries, so they share it.
         url = getattr(args, "database_url", None) or os.environ.get("DATABASE_URL")
-        env = {"DATABASE_URL": url} if url else {}
         scope = args.scope or "user"
+        # A project's file is committed: it names no database of this machine (nor its password).
+        env = {"DATABASE_URL": url} if url and scope == "user" else {}
         plan = install(settings_path(scope, quiet=False), dry_run=args.dry_run, env=env,
-                       with_server=not getattr(args, "no_mcp", False))
-        if plan.changed and url:
+                       command=hook_command(scope), with_server=not getattr(args, "no_mcp", False))
+        if plan.changed and url and scope == "project":
+            plan.notes.append("DATABASE_URL is not written into this committed file (it is this machine's, and may "
+                              "hold a password): each teammate sets it, or installs with --scope user too.")
+        elif plan.changed and url:
             plan.notes.append("DATABASE_URL is written into the hook and MCP server entries (Gemini CLI does not "
                               "pass it to MCP servers); run install again after changing it.")
         if plan.changed and scope == "project":
             plan.notes.append("Gemini CLI runs a project's hooks only in a trusted folder (/permissions, or "
                               "GEMINI_CLI_TRUST_WORKSPACE=true for headless runs).")
+        note = path_note(scope)
+        if note:
+            plan.notes.append(note)
         print_reports(HOST, verb, [report_of(plan)], args.dry_run)
         return 0
     reports = []

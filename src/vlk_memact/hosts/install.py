@@ -97,12 +97,20 @@ class Change:
     notes: list[str]
 
 
+PORTABLE_COMMAND = "vlk-memact"  # what committed project files run: found on PATH on each machine
+
+
 def home_dir() -> Path:
     return Path(os.environ.get("HOME") or Path.home())
 
 
-def executable() -> tuple[str, list[str]]:
-    """The command that runs this vlk-memact: its console script in this environment, else `python -m`."""
+def executable(scope: str = "user") -> tuple[str, list[str]]:
+    """The command that runs this vlk-memact: its console script in this environment, else `python -m`.
+
+    A project scope's files are committed and run in every teammate's checkout, where this machine's
+    environment does not exist: they run `vlk-memact` from PATH (install_files.path_note says when it is not)."""
+    if scope == "project":
+        return PORTABLE_COMMAND, []
     script = Path(sys.executable).parent / ("vlk-memact.exe" if os.name == "nt" else "vlk-memact")
     if script.is_file():
         return str(script), []
@@ -385,7 +393,7 @@ def plan_install(scope: str, project_dir: Path, home: Path, with_server: bool = 
             f"the vlk-memact Claude Code plugin is installed ({where}); its hooks already run, and Claude Code "
             "would run settings hooks beside them. Remove the plugin (/plugin uninstall vlk-memact) or keep it."
         )
-    command, prefix = executable()
+    command, prefix = executable(scope)
     changes = []
     path = settings_path(scope, project_dir, home)
     before = _read(path)

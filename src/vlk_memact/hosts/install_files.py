@@ -42,6 +42,15 @@ def git_root(start: Path) -> Path | None:
     return None
 
 
+def path_note(scope: str) -> str | None:
+    """What a project install says when the command its committed files run is not on this machine's PATH."""
+    if scope != "project" or shutil.which("vlk-memact"):
+        return None
+    return ("`vlk-memact` is not on PATH here: the project files run `vlk-memact` from PATH, so that they work in "
+            "every teammate's checkout; put it on PATH on each machine (`pipx install vlk-memact`, or add the "
+            f"folder of {Path(sys.executable).parent / 'vlk-memact'} to PATH) before starting the host.")
+
+
 def project_folder(cwd: Path | None = None, home: Path | None = None, *, quiet: bool = False) -> Path:
     """The folder a project-scope install writes into: the git root of cwd; outside a repository cwd itself,
     with a warning on stderr; InvalidInput in the home folder, whose project files are the user's own."""
@@ -141,6 +150,10 @@ def remove_empty_folders(folder: Path, stop: Path | None) -> None:
         here = here.parent
 
 
+NOT_ON_PATH_FIX = ("put vlk-memact on PATH (`pipx install vlk-memact`, or activate the environment it is installed in "
+                   "before starting the host)")
+
+
 def command_check(host: str, command: str, where: Path) -> Check:
     """doctor: the hook command an installed file runs exists (a deleted or moved virtualenv is the usual
     failure), said the same way for every host."""
@@ -148,6 +161,12 @@ def command_check(host: str, command: str, where: Path) -> Check:
         program = shlex.split(command)[0] if command else ""
     except ValueError:
         program = ""
+    if program and os.sep not in program:  # a committed project file's `vlk-memact`, found on PATH
+        found = shutil.which(program)
+        if found:
+            return passed("hosts", f"{host} hook command", f"{command} exists on PATH ({found}; {where})")
+        return failed("hosts", f"{host} hook command", f"{program} is not on PATH ({where} runs it from PATH, "
+                      "the same in every checkout)", NOT_ON_PATH_FIX)
     if program and os.access(program, os.X_OK):
         return passed("hosts", f"{host} hook command", f"{command} exists ({where})")
     return failed("hosts", f"{host} hook command", f"{program or '(none)'} does not exist or is not executable "

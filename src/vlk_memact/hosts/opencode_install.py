@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 from ..core.checks import Check, failed, passed
 from ..core.errors import InvalidInput
 from .install import executable, home_dir
-from .install_files import FileReport, print_reports, project_folder
+from .install_files import NOT_ON_PATH_FIX, FileReport, path_note, print_reports, project_folder
 
 HOST = "opencode"
 SCOPES = ("project", "user")
@@ -43,9 +44,10 @@ def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None, qu
     return project_folder(cwd, home, quiet=quiet) / ".opencode" / "plugins"
 
 
-def hook_command() -> list[str]:
-    """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter."""
-    command, prefix = executable()
+def hook_command(scope: str = "user") -> list[str]:
+    """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter;
+    for a project (committed, for every checkout): `vlk-memact` on PATH (install.executable)."""
+    command, prefix = executable(scope)
     return [command, *prefix]
 
 
@@ -92,7 +94,7 @@ def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dr
             command: list[str] | None = None, quiet: bool = True) -> Result:
     """Write (or update) our plugin file; a second run changes nothing."""
     path = plugin_dir(scope, cwd, home, quiet=quiet) / FILE_NAME
-    text = plugin_text(command)
+    text = plugin_text(command or hook_command(scope))
     if path.exists():
         if not is_ours(path):
             raise InvalidInput(f"{path} exists and was not written by vlk-memact; move it, then run this again.")
@@ -102,6 +104,9 @@ def install(scope: str, *, cwd: Path | None = None, home: Path | None = None, dr
     else:
         report = FileReport(path, added=[PLUGIN_ITEM], created=True)
     report.notes.append("OpenCode loads it at its next start.")
+    note = path_note(scope) if command is None else None
+    if note:
+        report.notes.append(note)
     if dry_run:
         return Result(path, True, report)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +180,10 @@ def checks(cwd: Path | None = None, home: Path | None = None) -> list[Check]:
     for path in found:
         command = command_of(path)
         program = command[0] if command else None
-        if not program or not os.access(program, os.X_OK):
+        if program and os.sep not in program and not shutil.which(program):  # a project's: run from PATH
+            out.append(failed("hosts", "opencode plugin command", f"{path} runs {program} from PATH (the same in "
+                              "every checkout), and it is not on PATH", NOT_ON_PATH_FIX))
+        elif not program or not os.access(shutil.which(program) or program, os.X_OK):
             out.append(failed("hosts", "opencode plugin command", f"{path} runs {program or '(unreadable)'}, "
                               "which does not exist or is not executable",
                               "run `vlk-memact install opencode` again from the environment vlk-memact is "

@@ -20,8 +20,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings, detect_project
-from ..core import inputs
+from ..config import Settings
+from ..core import inputs, portable
+from ..repository import Identity, identify
 from ..core.model import SessionKey
 from ..engine.impact_record import InterventionRecorder
 from .hook_log import report
@@ -44,12 +45,19 @@ class StoreOnly(InterventionRecorder):
     tenant = "local"
     default_session = None
 
-    def __init__(self, settings: Settings, project: str) -> None:
+    def __init__(self, settings: Settings, project: str, identity: Identity | None = None) -> None:
         from ..store import open_store
 
         self.settings = settings
         self.project = inputs.project(project)
         self.store: Store = open_store(settings.database_url, busy_timeout_ms=settings.busy_timeout_ms)
+        if identity is not None and identity.path_key and self.project == identity.key:
+            from ..engine.projects import merge_path_key
+
+            try:  # as Memory does (engine/base.py): a checkout's old path key merged on first sight
+                merge_path_key(self.store, identity)
+            except Exception:  # noqa: BLE001 - the next Memory to open tries again
+                pass
 
     def _key(self, session_id: Any) -> SessionKey:
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
@@ -64,23 +72,56 @@ class StoreOnly(InterventionRecorder):
         self.close()
 
 
-def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str]:
-    """The settings a hook opens its memory with, and the event's project: VLK_PROJECT, else the git root
-    of the event's cwd (as the server)."""
-    project = settings.project or detect_project(Path(cwd) if cwd else None)
+def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str, Identity]:
+    """The settings a hook opens its memory with, the event's project (VLK_PROJECT, else the repository of the
+    event's cwd, as the server) and the checkout it is in (repository.py)."""
+    identity = identify(Path(cwd) if cwd else None)
+    project = settings.project or identity.key
     # A lock wait must end well inside the deadline.
     quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
-    return quick, project
+    return quick, project, identity
 
 
 def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
     """The memory of the event's project (hook_target)."""
-    quick, project = hook_target(settings, cwd)
+    quick, project, identity = hook_target(settings, cwd)
     if store_only:
-        return StoreOnly(quick, project)
+        return StoreOnly(quick, project, identity)
     from ..engine import Memory
 
-    return Memory(settings=quick, project=project)
+    return Memory(settings=quick, project=project, identity=identity)
+
+
+def _former_roots(memory: Any) -> tuple[str, ...]:
+    """The path keys merged into the memory's project (engine/projects.merged_paths); () when unreadable."""
+    from ..engine.projects import merged_paths
+
+    try:
+        return merged_paths(memory.store, memory.project)
+    except Exception:  # noqa: BLE001 - an older schema or a busy store: the answer goes out as it is
+        return ()
+
+
+def checkout_roots(cwd: str | None) -> tuple[str, ...]:
+    """The root of the checkout holding cwd, as resolved and as the host spells it (through a symlink): the
+    prefixes a hook's texts name files of the repository with (core/portable.py)."""
+    if not cwd:
+        return ()
+    root = identify(Path(cwd)).root
+    if root is None:
+        return ()
+    roots = [root]
+    try:
+        below = Path(cwd).resolve().relative_to(root)
+    except (OSError, ValueError):
+        return tuple(roots)
+    depth = len(below.parts)
+    spelled = Path(cwd)
+    for _ in range(depth):
+        spelled = spelled.parent
+    if str(spelled) != root:
+        roots.append(str(spelled))
+    return tuple(roots)
 
 
 def parse_event(raw: bytes) -> dict[str, Any]:
@@ -129,9 +170,16 @@ def answer_event(
         if reason:
             return event_name, None, reason
         cwd = event.get("cwd")
+        cwd = cwd if isinstance(cwd, str) else None
+        # What is stored and told names the repository's files relative to its root (core/portable.py).
+        roots = checkout_roots(cwd)
+        event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only
-        with opener(settings, cwd if isinstance(cwd, str) else None, light) as memory:
-            return event_name, handle(event, memory), None
+        with opener(settings, cwd, light) as memory:
+            reply = handle(event, memory)
+            if reply:  # texts an earlier release stored with a former checkout's paths read right here too
+                roots = (*roots, *_former_roots(memory))
+            return event_name, portable.relative_value(reply, roots), None
     except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
         return event_name, None, _failure(exc)
 

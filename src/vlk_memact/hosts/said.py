@@ -44,7 +44,8 @@ def fix_data(fix: Fix) -> dict[str, Any]:
 
 def fixes(memory: Any, call: ToolCall, key: SessionKey, shown: Sequence[Fix], text: str | None) -> str | None:
     """Fixes about to be told after this call's failure: recorded as told (one per fix, with the characters of
-    its line), or, under VLK_HOLDOUT, withheld (recorded, and None returned: nothing is said)."""
+    its line), or, under VLK_HOLDOUT, withheld (recorded, and "" returned: nothing is said, and the caller knows
+    a fix was there, so that it says nothing in its stead)."""
     if not shown or not text:
         return text
     withheld = memory.withhold()
@@ -58,7 +59,7 @@ def fixes(memory: Any, call: ToolCall, key: SessionKey, shown: Sequence[Fix], te
         news.append(memory.new_intervention(key.session, kind, chars=cost, subject=fix.uid, detail=fix_line(fix),
                                             data=fix_data(fix), **_call(call)))
     memory.keep_interventions(news)
-    return None if withheld else text
+    return "" if withheld else text
 
 
 def announced(memory: Any, call: ToolCall, kind: str, text: str | None, subject: int | None = None) -> str | None:

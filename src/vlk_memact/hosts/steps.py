@@ -79,7 +79,8 @@ def _simple_commands(words: list[str]) -> list[list[str]]:
 
 def program_of(command: str) -> str | None:
     """The program (and script, module or subcommand of a runner) a command line runs: `python -m pytest`,
-    `sh check_env.sh`, `npm run`, `cargo test`; `cd DIR &&` and environment assignments are skipped."""
+    `sh check_env.sh`, `npm run`, `cargo test`; `cd DIR &&` and environment assignments are skipped. A runner is
+    named without its version (`python3.11 x.py` is `python x.py`): the same script whichever python runs it."""
     for words in _simple_commands(_words(command.strip())):
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
             skip = 2 if words[0] == "timeout" and len(words) > 1 and not words[1].startswith("-") else 1
@@ -91,6 +92,7 @@ def program_of(command: str) -> str | None:
         base = _VERSION_SUFFIX.sub("", program)
         if base not in RUNNERS and program not in RUNNERS:
             return program
+        program = base if base in RUNNERS else program  # python3.11 and python run one program (issue 34)
         rest = words[1:]
         if rest[:1] == ["-m"] and len(rest) > 1:
             return f"{program} -m {rest[1]}"

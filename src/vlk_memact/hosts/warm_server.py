@@ -57,17 +57,18 @@ def serve(path: str) -> None:
     os.umask(old_umask)
     listener.listen(64)
     listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
-    memories: dict[tuple[Settings, str], Memory] = {}
+    memories: dict[tuple[Settings, str, object], Memory] = {}
     guard = threading.Lock()
 
     def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
-        quick, project = runner.hook_target(settings, cwd)
+        quick, project, identity = runner.hook_target(settings, cwd)
         with guard:
-            memory = memories.get((quick, project))
+            memory = memories.get((quick, project, identity))
             if memory is None:
                 if len(memories) >= 16:
                     memories.pop(next(iter(memories))).close()
-                memory = memories[(quick, project)] = Memory(settings=quick, project=project)
+                memory = memories[(quick, project, identity)] = Memory(settings=quick, project=project,
+                                                                       identity=identity)
         return _Kept(memory)
 
     def answer(conn: socket.socket) -> None:

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from ..engine import impact_record
 from ..hosts import session_stores
 from ..hosts.commands import HANDLERS
+from ..hosts.runner import checkout_roots
+from ..core import portable
 from ..core.errors import StoreError
 from ..store import LearnedSource, Store
 from .events import EPOCH, LIVE_SECONDS, HookEvent, Session, Source, parse_time
@@ -152,6 +154,7 @@ class Learner:
         self.ledger = ledger  # a dry run reads what was learned here, and writes into memory's scratch store
         self.report = Report()
         self._memories: dict[str, Memory] = {}
+        self._roots: tuple[str, ...] = ()  # the checkout of the session being fed (core/portable.py)
 
     def _for(self, project: str) -> Memory:
         if project not in self._memories:
@@ -239,6 +242,8 @@ class Learner:
             stored_before = tx.stored_calls(key, failed, "failure") if failed else set()
             loops_before, fixes_before = tx.session_tally(key)
         start = reader(host).start_event(session, "resume" if known_before else "startup")
+        # As the live hooks do (hosts/runner.answer_event): the repository's files named relative to its root.
+        self._roots = checkout_roots(session.cwd) if session.cwd and Path(session.cwd).is_dir() else ()
         self._handle(handle, start, memory, new[0].at, {})
         marks: list[str] = []
         calls = 0
@@ -271,7 +276,7 @@ class Learner:
         try:
             # What the handlers would say to a past session was never said to a model: no intervention is kept.
             with memory.at(at), impact_record.deferred():
-                handle(payload, memory, **options)
+                handle(portable.relative_value(payload, self._roots), memory, **options)
         except Exception as exc:  # noqa: BLE001 - like the live hook: one event failing does not stop the rest
             self.report.handler_errors += 1
             if len(self.report.errors) < ERRORS_KEPT:

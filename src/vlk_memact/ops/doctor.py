@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
 from typing import TextIO
 
-from ..config import Settings, detect_project, mask_password
+from ..config import Settings, mask_password
 from ..core.checks import Check, failed, passed
 from ..core.errors import VlkError
+from ..repository import identify
 
 CONFIG = "configuration"
 
@@ -45,9 +46,13 @@ def configuration_checks(settings: Settings | None, url: str | None, project: st
     elif settings.project:
         where = f"{settings.project} (from VLK_PROJECT)"
     else:
-        detected = detect_project()
-        where = (f"{detected} (the git repository of {os.getcwd()})" if detected != "default"
-                 else f"default ({os.getcwd()} is in no git repository; set VLK_PROJECT to share lessons by project)")
+        identity = identify()
+        where = f"{identity.key} ({identity.why})"
+        if identity.path_key:
+            where += (f"; memories stored under its path key {identity.path_key} by an earlier release are merged "
+                      "into it when a memory first opens this checkout")
+        elif identity.key == "default":
+            where += "; set VLK_PROJECT to share lessons by project"
     checks.append(passed(CONFIG, "project", where))
     defaults = Settings()
     changed = [f"VLK_{f.name.upper()}={getattr(settings, f.name)}" for f in fields(Settings)

@@ -12,6 +12,7 @@ checks every host that is installed, and says in one line of each other host tha
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def host_checks(project_dir: Path | None = None, home: Path | None = None) -> li
 
 def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:
     """Claude Code's vlk-memact hooks, MCP entries and plugin for this project directory."""
-    from ..hosts import install
+    from ..hosts import install, install_files
 
     checks = _unreadable_files(install, project_dir, home)
     found = install.installations(project_dir, home)
@@ -50,6 +51,10 @@ def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:
         if users[0].executable_exists:
             checks.append(passed(HOSTS, "claude-code command", f"{shown} exists ({len(users)} entries in "
                                  f"{', '.join(where)})"))
+        elif command and os.sep not in command:  # a committed project file runs `vlk-memact` from PATH
+            checks.append(failed(HOSTS, "claude-code command", f"{command} is not on PATH ({len(users)} entries in "
+                                 f"{', '.join(where)} run it from PATH, the same in every checkout)",
+                                 install_files.NOT_ON_PATH_FIX))
         else:
             checks.append(failed(HOSTS, "claude-code command", f"{shown} does not exist or is not executable "
                                  f"({len(users)} entries in {', '.join(where)})",

@@ -189,6 +189,17 @@ class Transaction(Protocol):
     def session_tally(self, key: SessionKey) -> tuple[int, int]:
         """(loop anchors, fixes) the session holds: what learn reports as learned, before and after."""
 
+    # ---- a checkout's path key merged into its repository's key; implemented in store/projects.py ----
+
+    def project_merged(self, path: str) -> str | None:
+        """The key the path key was merged into, or None when it never was."""
+
+    def project_merges(self) -> list[tuple[str, str, int, str]]:
+        """Every merge: (path, key, rows moved, when), newest first."""
+
+    def merge_project(self, path: str, key: str) -> int:
+        """Move every row of project `path` (all tenants) to project `key` and record it; rows moved."""
+
     # ---- reads for browsing the memory (the viewer); implemented in store/browse.py and *_browse.py ----
 
     def projects(self, tenant: str) -> list[tuple[str, int]]:
@@ -211,6 +222,10 @@ class Transaction(Protocol):
 
     def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
         """The slots of the tenant among ids, whatever their session, by id."""
+
+    def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
+        """The newest `limit` recorded failures with this fingerprint in any session of key's project (any state),
+        newest first: has an error failed in another session before?"""
 
     def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
         """(constraint id, source id, relation) of these constraints' provenance links."""

@@ -278,6 +278,19 @@ def m009_fingerprint_keys_version(conn: Connection[tuple[object, ...]]) -> None:
     conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version integer")
 
 
+
+@migration
+def m010_project_merges(conn: Connection[tuple[object, ...]]) -> None:
+    """Each path key merged into its repository's key (store/projects.py): a project is its repository."""
+    conn.execute(
+        """CREATE TABLE project_merges (
+            path text PRIMARY KEY,
+            project text NOT NULL,
+            moved integer NOT NULL DEFAULT 0,
+            merged_at text NOT NULL)"""
+    )
+
+
 migration(postgres_interventions)  # what the memory said to agents (issue 33)
 
 SCHEMA_VERSION = len(MIGRATIONS)

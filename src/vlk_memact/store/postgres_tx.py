@@ -26,6 +26,7 @@ from .learned import Learned
 from .postgres_browse import PostgresBrowse
 from .postgres_schema import NOW_MILLIS
 from .retention import Retention
+from .projects import Projects
 from .rekey import Rekey
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .timeline import Timeline
@@ -46,7 +47,7 @@ def psycopg_style(query: str) -> str:
     return _QMARK.sub("%s", query)
 
 
-class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Learned, Rekey):
+class PostgresTx(Timeline, HostCalls, Retention, PostgresBrowse, Export, Learned, Rekey, Projects):
     """The Transaction protocol on an open PostgreSQL transaction."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:

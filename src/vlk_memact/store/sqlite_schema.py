@@ -362,6 +362,19 @@ def m010_fingerprint_keys_version(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version INTEGER")
 
 
+
+@migration
+def m011_project_merges(conn: sqlite3.Connection) -> None:
+    """Each path key merged into its repository's key (store/projects.py): a project is its repository."""
+    conn.execute(
+        """CREATE TABLE project_merges (
+            path TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            moved INTEGER NOT NULL DEFAULT 0,
+            merged_at TEXT NOT NULL) WITHOUT ROWID"""
+    )
+
+
 migration(sqlite_interventions)  # what the memory said to agents (issue 33)
 
 SCHEMA_VERSION = len(MIGRATIONS)

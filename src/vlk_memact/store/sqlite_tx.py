@@ -16,6 +16,7 @@ from .fixes import FIX_SELECT
 from .host_calls import HostCalls
 from .learned import Learned
 from .retention import Retention
+from .projects import Projects
 from .rekey import Rekey
 from .rows import SLOT_SELECT, fix_from_row, slot_from_row
 from .sqlite_browse import SqliteBrowse
@@ -31,7 +32,7 @@ _VISIBLE = """ ((t.tenant = ? AND t.temporal_state = 'FUTURE' AND t.scope = 'glo
         AND (t.scope = 'session' OR t.scope IS NULL))) """
 
 
-class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export, Learned, Rekey):
+class SqliteTx(Timeline, HostCalls, Retention, SqliteBrowse, Export, Learned, Rekey, Projects):
     """The Transaction protocol on an open SQLite transaction."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:

@@ -118,6 +118,15 @@ class Timeline(SqlDialect):
         )
         return [r[0] for r in rows]
 
+    def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
+        # Index prefix (tenant, project) of idx_timeline_fingerprint; only failures (origin 'record') of any state.
+        rows = self._rows(
+            SLOT_SELECT + " WHERE t.tenant = ? AND t.project = ? AND t.fingerprint = ? AND t.origin = 'record' "
+            "ORDER BY t.id DESC LIMIT ?",
+            (key.tenant, key.project, fingerprint, limit),
+        )
+        return [slot_from_row(r) for r in rows]
+
     def sources(self, constraint_id: int, relation: str) -> list[int]:
         rows = self._rows(
             "SELECT source_id FROM constraint_links WHERE constraint_id = ? AND relation = ? ORDER BY source_id",
