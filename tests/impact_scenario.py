@@ -14,7 +14,8 @@ ENV_ERROR = "Exit code 1\nerror: .env is missing (copy .env.example)"
 KEY_ERROR = "Exit code 1\nconfig error: required key 'timeout' missing in settings.toml"
 ARG_ERROR = ("Exit code 2\nusage: tool.py [-h] --mode {fast,quick}\n"
              "tool.py: error: argument --mode: invalid choice: 'slow' (choose from 'fast', 'quick')")
-DEPLOY_ERROR = "Exit code 3\nfatal: upstream refused the push (ERR_UPSTREAM_4711)"
+# A missing tool: a broken environment, the kind of loop a new session is told of before it meets it (issue 34).
+DEPLOY_ERROR = "Exit code 127\ndeploy.sh: 2: deployctl: not found"
 EDIT = {"file_path": "/work/project/settings.toml", "old_string": "[app]", "new_string": "[app]\ntimeout = 30"}
 
 

@@ -32,7 +32,7 @@ FILES = {
     "tool.py": ("import argparse\np = argparse.ArgumentParser(prog='tool.py')\n"
                 "p.add_argument('--mode', choices=['fast', 'quick'], required=True)\nprint(p.parse_args().mode)\n"),
     "deploy.sh": ('[ "$1" = "--dry-run" ] && { echo "dry run ok"; exit 0; }\n'
-                  'echo "fatal: upstream refused the push (ERR_UPSTREAM_4711)" >&2\nexit 3\n'),
+                  'echo "deploy.sh: 2: deployctl: not found" >&2\nexit 127\n'),  # a missing tool
 }
 TOOLS = ["Bash", "Read", "Edit"]
 
@@ -107,7 +107,7 @@ def test_session_b_is_told_each_fix_and_the_fourth_deploy_is_denied(sessions: di
     assert "timeout = 30" in said["key"] and "python3 tool.py --mode quick" in said["arg"]
     assert sessions["denied"].is_error and "vlk-memact: not run." in sessions["denied"].text
     start = sessions["first_request"].text()  # the fact session B started with: session A's deploy loop
-    assert "Bash `sh deploy.sh` failed 3 times" in start and "ERR_UPSTREAM_4711" in start
+    assert "Bash `sh deploy.sh` failed 3 times" in start and "deployctl: not found" in start
     log = sessions["home"] / ".local" / "share" / "vlk-memact" / "hooks.log"
     assert not log.exists() or log.read_text().strip() == "", log.read_text()  # no hook error
 
