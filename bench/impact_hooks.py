@@ -1,6 +1,6 @@
 """What recording interventions (issue 33) costs a hook: the same events with VLK_IMPACT=1 and VLK_IMPACT=0.
 
-    .venv/bin/python bench/impact_hooks.py            # 40 runs per case and mode
+    .venv/bin/python bench/impact_hooks.py            # 60 runs per case and mode
     .venv/bin/python bench/impact_hooks.py --quick    # 8 runs: a smoke run
 
 The events that record something (a session start carrying a fact, a denied call, a failure told its fix),
@@ -186,7 +186,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int)
     parser.add_argument("--seed", type=int, default=33)
     args = parser.parse_args()
-    runs = args.runs or (8 if args.quick else 40)
+    runs = args.runs or (8 if args.quick else 60)
     report: dict[str, Any] = {"quick": args.quick, "runs": runs, "machine": machine(), "load_before": uptime()}
     with tempfile.TemporaryDirectory(prefix="vlk-impact-bench-") as work:
         db = Path(work) / "bench.db"
