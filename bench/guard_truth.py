@@ -134,6 +134,12 @@ def changes_nothing(command: str) -> bool:
         elif program == "git":
             if next((a for a in args if not a.startswith("-")), "") not in _GIT_READERS:
                 return False
+        elif program == "sort" and any(a.startswith(("-o", "--output")) for a in args):
+            return False
+        elif program == "tree" and any(a.startswith("-o") or a == "-R" for a in args):
+            return False
+        elif program == "uniq" and len([a for a in args if not a.startswith("-")]) > 1:
+            return False  # uniq IN OUT writes OUT (an option's value counted as a file errs on "changed")
         elif program == "xargs":
             if next((a for a in args if not a.startswith("-")), "") not in _READERS:
                 return False
