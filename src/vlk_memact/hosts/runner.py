@@ -14,7 +14,8 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -52,6 +53,15 @@ class StoreOnly:
 
     def _key(self, session_id: Any) -> SessionKey:
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
+
+    @contextmanager
+    def one_transaction(self) -> Iterator[None]:
+        """As Memory.one_transaction: the event's writes, if any, in one transaction."""
+        with self.store.batch() as batch:
+            try:
+                yield
+            finally:
+                batch.commit()
 
     def close(self) -> None:
         self.store.close()
@@ -129,8 +139,8 @@ def answer_event(
             return event_name, None, reason
         cwd = event.get("cwd")
         light = store_only(event) if callable(store_only) else event_name in store_only
-        with opener(settings, cwd if isinstance(cwd, str) else None, light) as memory:
-            return event_name, handle(event, memory), None
+        with opener(settings, cwd if isinstance(cwd, str) else None, light) as memory, memory.one_transaction():
+            return event_name, handle(event, memory), None  # one transaction, one durable commit per event
     except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
         return event_name, None, _failure(exc)
 

@@ -165,7 +165,9 @@ class SqliteStore:
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
-        if self._joined.active:  # what the batch wrote so far is visible on its connection only
+        if self._joined.active and self._joined.begin is None:  # the batch's open transaction: what it wrote
+            # so far is visible on its connection only (before its first write, or after a commit, the
+            # reading connection sees the same and takes no write lock)
             yield from self._run(self._joined.ready(), "read", commit=None)
             return
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
