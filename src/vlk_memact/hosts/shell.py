@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 
 _PUNCTUATION = ";&|<>()\n"
 _SEPARATORS = frozenset(";&|")
@@ -173,8 +174,9 @@ def _build(tokens: list[str]) -> list[Simple]:
     return commands
 
 
+@lru_cache(maxsize=256)  # one event asks about its command several times (change? target? wrote first?)
 def parse(command: str) -> CommandLine:
-    """The simple commands of a command line, in order; never raises."""
+    """The simple commands of a command line, in order; never raises. The result is immutable (cached)."""
     text, substitution, heredoc = _prepare(command)
     try:
         tokens = _tokens(text)
