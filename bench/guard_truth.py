@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import swe_agent
 from trajectories import Step, Trajectory
 
 LOOP_THRESHOLD = 3  # repeats of one error that make a loop (the product's default, VLK_LOOP_THRESHOLD)
@@ -102,13 +103,9 @@ _READERS = {
     "basename",
     "true",
     "test",
-    # SWE-agent's viewer and search commands (its `open` and `create` change the file `edit` writes to)
-    "goto",
-    "scroll_up",
-    "scroll_down",
-    "search_file",
-    "search_dir",
-    "find_file",
+    # SWE-agent's viewer and search commands, from that agent's adapter (its `open` and `create` change the
+    # file `edit` writes to)
+    *swe_agent.READ_TOOL_OF,
 }
 _GIT_READERS = {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse"}
 _HARMLESS_REDIRECTS = re.compile(r"[12]?>\s*/dev/null|2>&1|&>\s*/dev/null")
