@@ -87,3 +87,29 @@ def test_a_success_after_failures_is_one_transaction(memory: Memory) -> None:
     _, problem, transactions = answer(memory, success("Bash", bash("pytest")))
     assert problem is None
     assert write_transactions(transactions) == ["COMMIT"]
+
+
+def test_an_event_that_has_not_written_waits_for_no_other_thread(memory: Memory) -> None:
+    """The warm server answers events of one project on several threads: an event's transaction takes the
+    write lock at its first write, not when it starts, so a PreToolUse never queues behind another event."""
+    import threading
+
+    reading, done = threading.Event(), threading.Event()
+
+    def event_that_reads() -> None:
+        with memory.one_transaction():
+            memory.get_history(session_id="s1")  # a read, like the guard's facts
+            reading.set()
+            done.wait(10)
+
+    worker = threading.Thread(target=event_that_reads)
+    worker.start()
+    assert reading.wait(10)
+    writer = threading.Thread(target=lambda: memory.record_state(raw_log="KeyError: 'w'", session_id="s2"))
+    writer.start()
+    writer.join(5)
+    finished = not writer.is_alive()
+    done.set()
+    worker.join(10)
+    writer.join(10)
+    assert finished, "a write waited for an event that had only read"
