@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -120,7 +121,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
 
     Over authenticated HTTP each request acts as the tenant its bearer token maps to. inline (stdio, one
     client): the tools run on the event loop instead of the SDK's worker thread unless they would wait for a
-    lock (run_inline).
+    lock (run_in_place).
     """
 
     class _Current:
@@ -157,7 +158,8 @@ class ToolRegistrar:
 
     def tool(self, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.server.tool(**options)(run_in_place(fn, self.attempt) if self.attempt else fn)
+            in_place = self.attempt is not None and not inspect.iscoroutinefunction(fn)
+            self.server.tool(**options)(run_in_place(fn, self.attempt) if in_place else fn)
             self.names.append(fn.__name__)
             return fn
 

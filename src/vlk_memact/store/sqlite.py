@@ -153,7 +153,7 @@ class SqliteStore:
 
     def attempt(self) -> AbstractContextManager[None]:
         """Within it, the first write that would wait for a lock, this process's or another's, raises WouldWait
-        before it changes anything; later writes of the same call wait as usual (server/tools.run_inline)."""
+        before it changes anything; later writes of the same call wait as usual (server/tools.run_in_place)."""
         return no_wait()
 
     @contextmanager
