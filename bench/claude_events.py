@@ -2,7 +2,8 @@
 
 One fresh Claude Code session per trajectory: SessionStart (startup), UserPromptSubmit with the task,
 then for every step that ran a command a PreToolUse for a Bash call with the step's action as
-`command`, followed by what really happened: PostToolUseFailure (error = "Exit code N\\n" + output)
+`command` (SWE-agent's own viewer and search commands as Read, Grep or Glob: bench/swe_agent.py),
+followed by what really happened: PostToolUseFailure (error = "Exit code N\\n" + output)
 when the step failed, else PostToolUse (tool_response.stdout = output). The keys are those of the
 payloads recorded from the real CLI (tests/data/claude-code-hooks) but `duration_ms` (the trajectories
 have no timings) and the optional `description` of a Bash call. A step whose message held several
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import swe_agent
 from trajectories import Step, Trajectory
 
 # SWE-agent has no exit codes: a failure recognised from its text is reported as exit 1, like a
@@ -113,7 +115,9 @@ def step_events(trajectory: Trajectory) -> Iterator[StepEvents]:
     for index, step in enumerate(trajectory.steps):
         if step.command is None:
             continue
-        call = turn | {"tool_name": "Bash", "tool_input": {"command": step.command},
+        tool, tool_input = swe_agent.tool_call(step.command) if trajectory.source == "swe-agent" else \
+            ("Bash", {"command": step.command})
+        call = turn | {"tool_name": tool, "tool_input": tool_input,
                        "tool_use_id": tool_use_id(session, index)}
         pre = _common(session, step.cwd, "PreToolUse") | call
         if step.failed:

@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from claude_events import session_start, step_events, user_prompt  # noqa: E402
 from guard_report import report, table  # noqa: E402
+from guard_result import Denial, Result  # noqa: E402
 from guard_truth import LOOP_THRESHOLD, judge_denial, loop_repeats  # noqa: E402
 from trajectories import SOURCES, Trajectory, load  # noqa: E402
 
@@ -112,39 +113,6 @@ RULE_NOTES = {
 
 
 # ---- one trajectory ----
-
-
-@dataclass
-class Denial:
-    step: int
-    command: str
-    verdict: str  # identical | different | succeeded
-    in_truth: bool
-    reason_chars: int  # what the model read instead of the output
-    output_chars: int  # the output the real step printed
-
-
-@dataclass
-class Result:
-    name: str
-    source: str
-    split: str
-    rule: str
-    steps: int = 0
-    tool_calls: int = 0
-    failed_calls: int = 0
-    denials: list[Denial] = field(default_factory=list)
-    warnings: int = 0  # PreToolUse allowed with additionalContext
-    post_injections: int = 0  # additionalContext after a call (loop announced, lesson recalled, ...)
-    session_injections: int = 0  # SessionStart / UserPromptSubmit additionalContext
-    injected_chars: int = 0
-    largest_injected: int = 0
-    largest_injected_event: str = ""
-    truth: list[int] = field(default_factory=list)  # identical repeats after a loop, nothing changed
-    truth_any_change: list[int] = field(default_factory=list)  # the same without "nothing changed"
-    malformed_outputs: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    handle_ms: dict[str, list[float]] = field(default_factory=dict)
 
 
 def _check(output: dict[str, Any] | None, event: str) -> list[str]:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from guard_result import Result
 from trajectories import SOURCES
-
-if TYPE_CHECKING:
-    from guard import Result
 
 SPLITS = ("tune", "held-out")
 
@@ -152,7 +150,8 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         f"`{command}`: every trajectory of `../shared/data/trajectories-dev` replayed as one fresh Claude "
         "Code session through `vlk_memact.hosts.claude_code.handle` (the function behind "
         "`vlk-memact hook claude-code`): a PreToolUse for a Bash call with the step's action as `command` "
-        "before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
+        "(SWE-agent's own viewer and search commands as the Read, Grep or Glob call they stand for, and its "
+        "multi-line `edit` as the heredoc its shell runs: bench/swe_agent.py) before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "
         "PostToolUse with the output as `stdout`), fed even when the guard denied the call. Default "
         f"settings (loop threshold {threshold}, `VLK_HOOK_GUARD=deny`).",
         "",

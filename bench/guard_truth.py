@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import swe_agent
 from trajectories import Step, Trajectory
 
 LOOP_THRESHOLD = 3  # repeats of one error that make a loop (the product's default, VLK_LOOP_THRESHOLD)
@@ -102,13 +103,9 @@ _READERS = {
     "basename",
     "true",
     "test",
-    # SWE-agent's viewer and search commands (its `open` and `create` change the file `edit` writes to)
-    "goto",
-    "scroll_up",
-    "scroll_down",
-    "search_file",
-    "search_dir",
-    "find_file",
+    # SWE-agent's viewer and search commands, from that agent's adapter (its `open` and `create` change the
+    # file `edit` writes to)
+    *swe_agent.READ_TOOL_OF,
 }
 _GIT_READERS = {"status", "diff", "log", "show", "blame", "grep", "ls-files", "rev-parse"}
 _HARMLESS_REDIRECTS = re.compile(r"[12]?>\s*/dev/null|2>&1|&>\s*/dev/null")
@@ -134,6 +131,12 @@ def changes_nothing(command: str) -> bool:
         elif program == "git":
             if next((a for a in args if not a.startswith("-")), "") not in _GIT_READERS:
                 return False
+        elif program == "sort" and any(a.startswith(("-o", "--output")) for a in args):
+            return False
+        elif program == "tree" and any(a.startswith("-o") or a == "-R" for a in args):
+            return False
+        elif program == "uniq" and len([a for a in args if not a.startswith("-")]) > 1:
+            return False  # uniq IN OUT writes OUT (an option's value counted as a file errs on "changed")
         elif program == "xargs":
             if next((a for a in args if not a.startswith("-")), "") not in _READERS:
                 return False

@@ -119,13 +119,18 @@ def main() -> int:
     parser.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     args = parser.parse_args()
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    before = os.getloadavg()
     rows = [measure(b, args.clients, args.seconds) for b in backends]
+    after = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "load.json").write_text(json.dumps(rows, indent=2))
     lines = ["# HTTP load test (loopback)", "",
              f"`.venv/bin/python bench/load.py --clients {args.clients} --seconds {args.seconds:g}`: each client "
              "records distinct errors and fetches its context every fifth call, through the SDK client over "
              "Streamable HTTP with a bearer token.", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores shared with other "
+             f"work, load average {before[0]:.2f} before and {after[0]:.2f} after: throughput is the machine's as "
+             "much as the server's, compare runs only at a similar load.", "",
              "| backend | clients | calls | calls/s | median ms | p99 ms | errors |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         if "skipped" in r:

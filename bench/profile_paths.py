@@ -345,10 +345,12 @@ def markdown(report: dict[str, Any]) -> str:
                   f"{server[kind]['wal_bytes_written']} (a commit that writes nothing needs no fsync; a WAL "
                   "checkpoint can make it negative).", "", "```", server[kind]["profile"], "```", ""]
     lines += ["Reading: a PreToolUse is a few reads (the guard's facts), and so is a success in a session where "
-              "nothing failed (no write, so no commit to wait for); a PostToolUseFailure is the record "
-              "(redaction, fingerprint, one durable commit: its fsync is most of the sqlite3 `execute` time) "
-              "and then `Memory.intercept_loops` for the loop check (the pipeline of fetch_context without "
-              "rendering the context, which the hook never reads), then the fix-memory lookup.", ""]
+              "nothing failed (no write, so no commit to wait for); a PostToolUseFailure is one transaction "
+              "(runner.answer_event runs the handler in `Memory.one_transaction`, issue 37): the capture, the "
+              "record (redaction, fingerprint), `Memory.intercept_loops` for the loop check (the pipeline of "
+              "fetch_context without rendering the context, which the hook never reads) and the fix-memory "
+              "lookup join it, and its one durable commit (the `commit` rows: one fsync per event, where each "
+              "write used to commit and fsync on its own) is most of its time on a busy disk.", ""]
     lines += ["## 3. An MCP call", "", "The SDK client's output-schema check, us per result:", "",
               "| tool | published schema | pydantic's full schema of the same type | result bytes |",
               "| --- | ---: | ---: | ---: |"]

@@ -27,11 +27,6 @@ READERS = [
     "cat < input.txt",
     "ls missing &>/dev/null",
     "grep x f 2>&1 | head",
-    'search_dir "a > b" src',
-    "goto 583",
-    "scroll_down",
-    'find_file "tracer.py"',
-    'search_file "def snoop"',
 ]
 
 WRITERS = [
@@ -135,7 +130,9 @@ def test_reads_between_two_failures_do_not_unlock_the_call() -> None:
     ("cd /testbed && python t.py", False),
     ("python t.py", False),
     ("grep x f 2>/dev/null | head", False),
-    ("edit 12:12\n    x = 1\nend_of_edit", False),  # SWE-agent's edit: one command over several lines
+    ("edit 12:12 << 'end_of_edit'\n    x = 1\nend_of_edit", False),  # SWE-agent's edit as its shell runs it
+    ("edit 12:12\n    x = 1\nend_of_edit", True),  # the same lines as bash reads them: three commands
+    ("sed -i s/a/b/ f.py\npython t.py", True),  # a line break separates two commands like `;`
 ])
 def test_a_failed_command_line_may_have_written_before_it_failed(command: str, expected: bool) -> None:
     from vlk_memact.hosts.read_only import may_change_before_failing

@@ -280,10 +280,14 @@ def test_twenty_hook_processes_and_two_stdio_servers_on_one_file(tmp_path: Path,
     assert all(count == top for _, count, top in gaps)
 
 
-def test_lazy_package_names_keep_the_function_named_fingerprint() -> None:
-    """`from vlk_memact import Memory, fingerprint` gave the function before names became lazy; it still does."""
-    code = ("from vlk_memact import Memory, fingerprint\nimport vlk_memact\n"
-            "assert callable(fingerprint) and vlk_memact.fingerprint is fingerprint\n"
-            "assert fingerprint('KeyError: x').kind\nprint('ok')")
+def test_a_subpackage_is_the_module_whatever_was_imported_first() -> None:
+    """No module-class swap: `import vlk_memact.fingerprint as fp` is the module, before and after a lazy name
+    (`Memory`, `Fingerprint`) was used, and the function is `vlk_memact.fingerprint.fingerprint`."""
+    code = ("import types\nfrom vlk_memact import Memory, Fingerprint\nimport vlk_memact\n"
+            "import vlk_memact.fingerprint as fp\nfrom vlk_memact.fingerprint import fingerprint\n"
+            "assert isinstance(fp, types.ModuleType) and vlk_memact.fingerprint is fp\n"
+            "assert type(vlk_memact) is types.ModuleType and 'fingerprint' not in vlk_memact.__all__\n"
+            "assert fingerprint('KeyError: x').kind and isinstance(fingerprint('KeyError: x'), Fingerprint)\n"
+            "print('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "ok", done.stderr

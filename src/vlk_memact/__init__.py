@@ -31,38 +31,21 @@ if TYPE_CHECKING:
         TimeTravelResult,
     )
     from .engine import Memory
-    from .fingerprint import Fingerprint, fingerprint
+    from .fingerprint import Fingerprint
 
 # Names are imported on first use (PEP 562): a hook process that needs only the store and the guard
-# does not pay for the fingerprint and redaction tables at start-up.
+# does not pay for the fingerprint and redaction tables at start-up. `vlk_memact.fingerprint` is the
+# subpackage, as Python's import system makes it (`from vlk_memact.fingerprint import fingerprint` is the
+# function); no name here shadows a subpackage.
 _HOME = {
     "Settings": "config",
     "Memory": "engine",
     "Fingerprint": "fingerprint",
-    "fingerprint": "fingerprint",
     **dict.fromkeys(("ConfigError", "InvalidInput", "NotFound", "StoreError", "VlkError"), "core.errors"),
     **dict.fromkeys(("ConflictView", "ConstraintType", "ContextResult", "HistoryResult", "LoopReport", "MergeReport",
                      "RecordResult", "RevokeResult", "SearchResult", "SlotView", "SummaryResult", "TemporalState",
                      "TimeTravelResult"), "core.model"),
 }
-
-
-class _Package(type(sys)):  # type: ignore[misc]
-    """`vlk_memact.fingerprint` is the function, as before names became lazy: importing the subpackage of the
-    same name (the engine does) would otherwise set the attribute to the module."""
-
-    @property
-    def fingerprint(self) -> "Any":
-        from .fingerprint import fingerprint
-
-        return fingerprint
-
-    @fingerprint.setter
-    def fingerprint(self, value: "Any") -> None:
-        pass  # the import system announcing the subpackage; sys.modules has it
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> "Any":
@@ -98,5 +81,4 @@ __all__ = [
     "TemporalState",
     "TimeTravelResult",
     "VlkError",
-    "fingerprint",
 ]

@@ -72,5 +72,5 @@ class ConfigError(VlkError):
 
 class WouldWait(Exception):  # noqa: N818 - a signal to the caller, not an error anyone reports
     """A write under a store's attempt() met a lock held by another thread or process: nothing was done, and
-    the call can be made again where waiting blocks no one (server/tools.run_inline moves it to a worker
+    the call can be made again where waiting blocks no one (server/tools.run_in_place moves it to a worker
     thread). Only the SQLite store offers attempt(); a store without it always waits."""

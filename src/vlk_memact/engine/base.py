@@ -6,7 +6,8 @@ responsibility; memory.py puts them together as the library API.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -107,6 +108,26 @@ class MemoryBase:
         and firings carry the moment a past session's event happened, and ages are counted from it (learning from
         past sessions, learn/). None: now."""
         return clock.stamped(when)
+
+    @contextmanager
+    def one_transaction(self) -> Iterator[None]:
+        """Within it, every write of this thread joins one store transaction, made durable by one commit at the
+        end: a hook event's capture, loop check and fix note cost one fsync, not one each (bench/goals.py
+        hooks). Reads before the first write do not take the write lock. What the block wrote before an
+        exception is committed all the same, as it was when each write was a transaction of its own; if the
+        commit fails, nothing of the block is kept and the caches are dropped. Blocks do not nest."""
+        committed = False
+        try:
+            with self.store.batch() as batch:
+                try:
+                    yield
+                finally:
+                    batch.commit()
+                    committed = True
+        except BaseException:
+            if not committed:
+                self._contexts, self._present, self._loops = ContextCache(), SlotCache(), LoopMemo()
+            raise
 
     def close(self) -> None:
         self.store.close()

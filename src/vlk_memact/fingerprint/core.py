@@ -300,3 +300,21 @@ def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
 def _basename(path: str) -> str:
     """The file name of a POSIX or Windows path: directories are volatile (temp dirs, checkouts)."""
     return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+_DEGRADED: set[str] = set()  # the places that have logged their fallback in this process
+
+
+def log_degraded_once(where: str, exc: BaseException) -> None:
+    """Say on the log (stderr), once per place and process, that a defect made a fallback replace the real
+    result by a hash: silent, it would only show as worse grouping nobody can explain."""
+    if where in _DEGRADED:
+        return
+    _DEGRADED.add(where)
+    import logging  # only on this rare path: the fingerprint is imported by every record
+
+    logging.getLogger("vlk_memact.fingerprint").warning(
+        "%s: an internal error (%s: %s) made it fall back to a hash of the exact text; texts that meet it "
+        "group only when identical. Later occurrences in this process are not logged; please report it.",
+        where, type(exc).__name__, str(exc)[:200], exc_info=exc)
+

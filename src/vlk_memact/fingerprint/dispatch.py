@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 
 from .compiled import _go, _java, _rust
-from .core import _WINDOW, Fingerprint
+from .core import _WINDOW, Fingerprint, log_degraded_once
 from .javascript import _javascript, _js_test, _typescript
 from .last_resort import _exit_code, _fallback
 from .located import _located
@@ -68,6 +68,7 @@ def fingerprint(text: str) -> Fingerprint:
     """Fingerprint raw tool output. Never raises: a stored log must not crash its reader."""
     try:
         return _fingerprint(text)
-    except Exception:  # a defect here must degrade grouping, never crash the server (spec defect 10)
+    except Exception as exc:  # a defect here must degrade grouping, never crash the server (spec defect 10)
+        log_degraded_once("fingerprint()", exc)
         digest = hashlib.blake2b(str(text).encode("utf-8", "replace"), digest_size=8).hexdigest()
         return Fingerprint("fallback", f"fallback:unparsed {digest}", (f"fallback:unparsed {digest}",))

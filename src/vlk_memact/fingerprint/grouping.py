@@ -72,7 +72,7 @@ import re
 from collections.abc import Sequence
 
 from .dispatch import fingerprint as _fingerprint_text
-from .core import _CODE, Fingerprint
+from .core import _CODE, Fingerprint, log_degraded_once
 
 #: Different values a position must show, among records that agree elsewhere, to be a parameter.
 VARIANTS = 3
@@ -278,7 +278,8 @@ def group(
         if variants >= 2:
             _join_varying(fps, parent, variants, agree, key_fields)
         return _labels(parent)
-    except Exception:  # a defect here must degrade grouping to exact text, never break the pipeline
+    except Exception as exc:  # a defect here must degrade grouping to exact text, never break the pipeline
+        log_degraded_once("group()", exc)
         dense: dict[str, int] = {}
         digests = [hashlib.blake2b(t.encode("utf-8", "replace"), digest_size=8).hexdigest() for t in clean]
         return [dense.setdefault(d, len(dense)) for d in digests]

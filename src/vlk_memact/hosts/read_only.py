@@ -12,73 +12,18 @@ waits and network fetches are never readers: what they see changes between two r
 
 from __future__ import annotations
 
-import re
-import shlex
+from . import shell
 
-# Programs that never write files or change the shell's state (with the exceptions checked below).
+# Programs that never write files or change the shell's state (with the exceptions checked in _reads).
+# Agent-specific commands (SWE-agent's `goto`, `scroll_*`, `search_*`) are not here: the adapter of that
+# agent sends them as the read tools they stand for (bench/claude_events.py).
 READERS = frozenset(
     {
-        "ls",
-        "cat",
-        "head",
-        "tail",
-        "less",
-        "more",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "nl",
-        "wc",
-        "pwd",
-        "echo",
-        "printf",
-        "sort",
-        "uniq",
-        "cut",
-        "tr",
-        "diff",
-        "cmp",
-        "comm",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "which",
-        "whereis",
-        "type",
-        "whoami",
-        "id",
-        "date",
-        "tree",
-        "realpath",
-        "readlink",
-        "dirname",
-        "basename",
-        "true",
-        "false",
-        "test",
-        "[",
-        "column",
-        "od",
-        "hexdump",
-        "xxd",
-        "md5sum",
-        "sha1sum",
-        "sha256sum",
-        "uname",
-        "hostname",
-        "printenv",
-        "jq",
-        # SWE-agent's shell commands that only move its file viewer or search (`open` and `create` are not
-        # here: they change the file its `edit` command writes to).
-        "goto",
-        "scroll_up",
-        "scroll_down",
-        "search_file",
-        "search_dir",
-        "find_file",
+        "ls", "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "nl", "wc", "pwd",
+        "echo", "printf", "sort", "uniq", "cut", "tr", "diff", "cmp", "comm", "file", "stat", "du", "df",
+        "which", "whereis", "type", "whoami", "id", "date", "tree", "realpath", "readlink", "dirname",
+        "basename", "true", "false", "test", "[", "column", "od", "hexdump", "xxd", "md5sum", "sha1sum",
+        "sha256sum", "uname", "hostname", "printenv", "jq",
     }
 )
 GIT_READERS = frozenset(
@@ -87,24 +32,56 @@ GIT_READERS = frozenset(
 FIND_WRITERS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
 )
-
-_OPERATORS = ";&|<>()\n"
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def _words(command: str) -> list[str] | None:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=_OPERATORS)
-    lexer.whitespace = " \t\r"  # a newline separates two commands
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes
-        return None
+# hostname(1) options that only print; anything else (a name, -F FILE, -b) sets the host name.
+_HOSTNAME_SHOWS = frozenset(
+    {"-a", "--alias", "-A", "--all-fqdns", "-d", "--domain", "-f", "--fqdn", "--long", "-i", "--ip-address",
+     "-I", "--all-ip-addresses", "-s", "--short", "-y", "--yp", "--nis", "-V", "--version", "-h", "--help"}
+)
+_VALUE_OPTIONS = {  # options whose value is the next word, so that it is not counted as a file
+    "uniq": frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"}),
+    "xxd": frozenset({"-c", "-cols", "-g", "-groupsize", "-l", "-len", "-s", "-seek", "-o", "-n", "-name"}),
+    "date": frozenset({"-d", "--date", "-f", "--file", "-r", "--reference"}),
+}
 
 
-def _reads(words: list[str]) -> bool:
-    """One simple command (no operators): does it only read?"""
-    while words and _ASSIGNMENT.match(words[0]):
+def _operands(program: str, args: list[str]) -> list[str]:
+    """The arguments that are not options nor option values."""
+    takes_value = _VALUE_OPTIONS.get(program, frozenset())
+    operands, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in takes_value:
+            skip = True
+        elif arg == "-" or not arg.startswith("-"):
+            operands.append(arg)
+    return operands
+
+
+def _writes_despite_reading(program: str, args: list[str]) -> bool:
+    """A reader's arguments that make it write a file or change the system."""
+    if program == "sort":
+        return any(a.startswith(("-o", "--output")) for a in args)
+    if program in ("uniq", "xxd"):
+        return len(_operands(program, args)) > 1  # uniq IN OUT, xxd IN OUT: the second one is written
+    if program == "tree":
+        return any(a.startswith("-o") or a == "-R" for a in args)  # -R writes 00Tree.html in every folder
+    if program == "date":
+        return any(a.startswith(("-s", "--set")) for a in args) or \
+            any(not a.startswith("+") for a in _operands(program, args))  # `date MMDDhhmm` sets the clock
+    if program == "hostname":
+        return any(a not in _HOSTNAME_SHOWS for a in args)
+    if program == "file":
+        return "-C" in args  # compiles a magic file
+    if program == "printf":
+        return "-v" in args  # assigns a shell variable
+    return False
+
+
+def _reads(words: list[str] | tuple[str, ...]) -> bool:
+    """One simple command's words (no operators): does it only read?"""
+    words = list(words)
+    while words and shell.is_assignment(words[0]):
         words = words[1:]
     if not words:
         return True
@@ -117,41 +94,17 @@ def _reads(words: list[str]) -> bool:
     if program == "find":
         return not FIND_WRITERS.intersection(args)
     if program == "git":
-        return next((a for a in args if not a.startswith("-")), "") in GIT_READERS
-    return program in READERS
+        return next((a for a in args if not a.startswith("-")), "") in GIT_READERS and \
+            not any(a.startswith("--output") for a in args)
+    return program in READERS and not _writes_despite_reading(program, args)
 
 
 def is_read_only(command: str) -> bool:
     """True only when every command of this shell command line is a known reader that writes nothing."""
-    if "<<" in command or "$(" in command or "`" in command:
+    line = shell.parse(command)
+    if not line.complete or line.substitution or line.heredoc:
         return False  # a heredoc feeds a writer; a substitution runs a command of its own
-    words = _words(command)
-    if words is None:
-        return False
-    current: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        after = words[i + 1] if i + 1 < len(words) else ""
-        if set(word) <= set(";&|\n"):  # a command ends: ; && || | & newline
-            if word == "&":
-                return False  # a background process
-            if not _reads(current):
-                return False
-            current = []
-        elif ">" in word and set(word) <= set("<>&|"):  # an output redirection
-            if word.endswith("&") and after.isdigit():
-                i += 1  # 2>&1: a descriptor copied, nothing written
-            elif after == "/dev/null":
-                i += 1
-            else:
-                return False
-        elif word == "<":
-            i += 1  # input from a file
-        elif word not in ("(", ")") and not (word.isdigit() and after.startswith(">")):
-            current.append(word)  # (a digit just before '>' is a descriptor, not an argument)
-        i += 1
-    return _reads(current)
+    return all(not c.background and not c.writes and _reads(c.words) for c in line.commands)
 
 
 _NAVIGATION = frozenset({"cd", "pushd", "popd", "export", "set", "source", ".", "true", ":"})
@@ -159,29 +112,16 @@ _NAVIGATION = frozenset({"cd", "pushd", "popd", "export", "set", "source", ".", 
 
 def may_change_before_failing(command: str) -> bool:
     """Can this command line have changed state even though it failed? True when a command before its last
-    one (`sed -i f && python t.py`, `pip install x; pytest`) writes, or may: the failure came after it ran.
-    Line breaks do not split here (they are content in SWE-agent's `edit` and in a heredoc)."""
-    if "<<" in command and ">" in command.split("<<", 1)[1].split("\n", 1)[0]:
-        return True  # a heredoc written to a file: the file is there whatever ran after it
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace_split = True  # white space, line breaks included, only separates words
-    try:
-        words = list(lexer)
-    except ValueError:
+    one (`sed -i f && python t.py`, `pip install x; pytest`, on two lines as well) writes, or may: the
+    failure came after it ran. A heredoc written to a file is there whatever ran after it."""
+    line = shell.parse(command)
+    if not line.complete:
         return True
-    commands: list[list[str]] = [[]]
-    for word in words:
-        if word in (";", "&&", "||", "|", "&", ";;"):
-            commands.append([])
-        else:
-            commands[-1].append(word)
-    commands = [c for c in commands if c]
-    for simple in commands[:-1]:
-        rest = [w for w in simple if not _ASSIGNMENT.match(w)]
-        if rest and rest[0].rsplit("/", 1)[-1] in _NAVIGATION:
+    if any(c.heredoc and c.writes for c in line.commands):
+        return True
+    for simple in line.commands[:-1]:
+        if simple.program in _NAVIGATION:
             continue
-        writes = any(">" in w and w != ">&" for i, w in enumerate(simple)
-                     if i + 1 >= len(simple) or simple[i + 1] != "/dev/null")
-        if writes or not _reads([w for w in simple if w not in (">&", "<")]):
+        if simple.writes or not _reads(simple.words):
             return True
     return False

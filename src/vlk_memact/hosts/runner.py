@@ -14,7 +14,8 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -61,6 +62,15 @@ class StoreOnly(InterventionRecorder):
 
     def _key(self, session_id: Any) -> SessionKey:
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
+
+    @contextmanager
+    def one_transaction(self) -> Iterator[None]:
+        """As Memory.one_transaction: the event's writes, if any, in one transaction."""
+        with self.store.batch() as batch:
+            try:
+                yield
+            finally:
+                batch.commit()
 
     def close(self) -> None:
         self.store.close()
@@ -175,7 +185,7 @@ def answer_event(
         roots = checkout_roots(cwd)
         event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only
-        with opener(settings, cwd, light) as memory:
+        with opener(settings, cwd, light) as memory, memory.one_transaction():  # one durable commit per event
             reply = handle(event, memory)
             if reply:  # texts an earlier release stored with a former checkout's paths read right here too
                 roots = (*roots, *_former_roots(memory))

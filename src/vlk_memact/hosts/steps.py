@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Collection, Mapping
 from typing import Any
+
+from . import shell
 
 FILE_FIELDS = ("file_path", "notebook_path", "path")
 SUMMARY_CHARS = 240
@@ -30,7 +31,6 @@ RUNNERS = frozenset(
 # Words before the program that do not change which program runs.
 _WRAPPERS = frozenset({"sudo", "env", "time", "nice", "nohup", "exec", "command", "builtin", "stdbuf", "timeout"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n"})
 _VERSION_SUFFIX = re.compile(r"(?<=[a-z])[0-9.]+$")
 
 
@@ -53,35 +53,12 @@ def command_of(tool_input: Any) -> str | None:
     return None
 
 
-def _words(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: split on white space
-        return command.split()
-
-
-def _simple_commands(words: list[str]) -> list[list[str]]:
-    commands, current = [], []
-    for word in words:
-        if word in _SEPARATORS or set(word) <= set(";&|\n"):
-            if current:
-                commands.append(current)
-            current = []
-        else:
-            current.append(word)
-    if current:
-        commands.append(current)
-    return commands
-
-
 def program_of(command: str) -> str | None:
     """The program (and script, module or subcommand of a runner) a command line runs: `python -m pytest`,
     `sh check_env.sh`, `npm run`, `cargo test`; `cd DIR &&` and environment assignments are skipped. A runner is
     named without its version (`python3.11 x.py` is `python x.py`): the same script whichever python runs it."""
-    for words in _simple_commands(_words(command.strip())):
+    for simple in shell.parse(command.strip()).commands:
+        words = list(simple.words)
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
             skip = 2 if words[0] == "timeout" and len(words) > 1 and not words[1].startswith("-") else 1
             words = words[skip:]

@@ -14,6 +14,7 @@ import sys
 from .warm import _PACKAGE, MAX_EVENT_BYTES, PROTOCOL, _env_ms, _receive
 
 CODE_CHECK_SECONDS = 1.0  # how soon a server notices that its code changed
+MAX_WORKERS = 8  # events answered at once; more wait in the listen backlog (a hook keeps its own deadline)
 
 
 def _code_stamp() -> str:
@@ -42,6 +43,7 @@ def serve(path: str) -> None:
     from ..engine import Memory
     from ..engine import impact_record
     from . import commands, runner
+    from .warm_pool import MemoryPool
 
     lock = open(path + ".lock", "w")
     try:
@@ -57,24 +59,21 @@ def serve(path: str) -> None:
     os.umask(old_umask)
     listener.listen(64)
     listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
-    memories: dict[tuple[Settings, str, object], Memory] = {}
+    memories = MemoryPool(lambda key: Memory(settings=key[0], project=key[1], identity=key[2]))
     guard = threading.Lock()
+    # A client sends its event at once and waits at most its deadline: a connection silent for longer is
+    # dropped, so that it cannot hold a worker.
+    socket_seconds = _env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000
+    slots = threading.BoundedSemaphore(MAX_WORKERS)
 
-    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> _Kept:
-        quick, project, identity = runner.hook_target(settings, cwd)
-        with guard:
-            memory = memories.get((quick, project, identity))
-            if memory is None:
-                if len(memories) >= 16:
-                    memories.pop(next(iter(memories))).close()
-                memory = memories[(quick, project, identity)] = Memory(settings=quick, project=project,
-                                                                       identity=identity)
-        return _Kept(memory)
+    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> object:
+        return memories.lease(runner.hook_target(settings, cwd))
 
     def answer(conn: socket.socket) -> None:
         with conn:
             host = "?"
             said: list[object] = []
+            conn.settimeout(socket_seconds)
             try:
                 request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
                 host = str(request.get("host"))
@@ -88,6 +87,8 @@ def serve(path: str) -> None:
                 with impact_record.deferred() as said:  # written once the answer has left (issue 33)
                     name, reply, problem = runner.answer_event(
                         adapter.handle, request["event"], settings, skip=skip, opener=opener)
+            except OSError:
+                return  # silent past the deadline, or gone: nobody waits for an answer
             except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
                 name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
             line = runner.report(host, name, problem, to_stderr=False) if problem else None
@@ -95,8 +96,8 @@ def serve(path: str) -> None:
                 text = json.dumps(reply, ensure_ascii=False) if reply else ""
                 conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
             except OSError:
-                pass  # the hook gave up (its deadline): nothing to do
-            impact_record.flush(said)
+                return  # the hook gave up (its deadline): nothing to do, nothing was said
+            impact_record.flush(said)  # what the host now shows the model
 
     changed = threading.Event()
     checked = [time.monotonic()]
@@ -112,23 +113,34 @@ def serve(path: str) -> None:
             changed.set()  # upgraded or edited: the next hook answers in its process and starts a new server
 
     def serve_one(conn: socket.socket) -> None:
-        answer(conn)
-        check_code()
+        try:
+            answer(conn)
+            check_code()
+        finally:
+            slots.release()
 
     workers: list[threading.Thread] = []
     last_request = time.monotonic()
     try:
         while not changed.is_set():
+            if not slots.acquire(timeout=CODE_CHECK_SECONDS):
+                continue  # every worker busy: the next connection waits in the backlog
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                slots.release()
                 if time.monotonic() - last_request >= own.hook_server_idle_seconds:
                     break
                 check_code()
                 continue
             last_request = time.monotonic()
             worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
-            worker.start()
+            try:
+                worker.start()
+            except RuntimeError:  # no thread to be had: the client answers in its own process
+                slots.release()
+                conn.close()
+                continue
             workers = [w for w in workers if w.is_alive()] + [worker]
     finally:
         listener.close()
@@ -137,21 +149,7 @@ def serve(path: str) -> None:
         lock.close()  # a new server may take over the name while the last answers finish here
         for worker in workers:
             worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
-        for memory in memories.values():
-            memory.close()
-
-
-class _Kept:
-    """A cached Memory handed to one event: `with` must not close it."""
-
-    def __init__(self, memory: object) -> None:
-        self.memory = memory
-
-    def __enter__(self) -> object:
-        return self.memory
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+        memories.close()  # a request still running past the join closes its Memory when it ends
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def light_output_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     """The same contract, cheap for clients to validate on every call.
 
     The Python SDK's client validates structuredContent against outputSchema on each result, one
-    sub-schema at a time (~10 us each, bench/results/mcp-profile.md): per-item schemas of lists made
+    sub-schema at a time (~10 us each, bench/results/profile.md, section 3): per-item schemas of lists made
     vlk_fetch_context's check cost more than the SDK's whole no-op round trip. So every field keeps its
     name, type and place (`properties`, `required`); list elements and nested objects are described, not
     typed (their fields named in the description), pydantic's `anyOf: [{type: X}, {type: null}]` becomes

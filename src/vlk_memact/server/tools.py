@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import re
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
@@ -40,6 +41,7 @@ from ..engine import Memory
 from ..hosts.failures import non_failure
 from ..store import WouldWait
 from . import said
+from . import sdk_private
 from .schemas import light_output_schema
 
 SERVER_NAME = "Vlk MemAct"
@@ -120,7 +122,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
 
     Over authenticated HTTP each request acts as the tenant its bearer token maps to. inline (stdio, one
     client): the tools run on the event loop instead of the SDK's worker thread unless they would wait for a
-    lock (run_inline).
+    lock (run_in_place).
     """
 
     class _Current:
@@ -139,19 +141,36 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
         subscriptions=False,
         log_level=root.settings.logging_level(server=True),  # type: ignore[arg-type]
     )
-    add_time_travel(server, memory)  # the order of tools/list: time travel first, as the spec lists them
-    add_reading_tools(server, memory)
-    add_revoke_and_record(server, memory)
-    guard_calls(server)
-    if inline:
-        run_inline(server, root.store)
+    tools = ToolRegistrar(server, getattr(root.store, "attempt", None) if inline else None)
+    add_time_travel(tools, memory)  # the order of tools/list: time travel first, as the spec lists them
+    add_reading_tools(tools, memory)
+    add_revoke_and_record(tools, memory)
+    guard_calls(server, frozenset(tools.names))
     return server
 
 
-def add_time_travel(server: MCPServer, memory: Any) -> None:
+class ToolRegistrar:
+    """Registers each tool through the SDK's public decorator (`server.tool`); with `attempt` (stdio), a sync
+    tool is registered as the coroutine run_in_place makes of it."""
+
+    def __init__(self, server: MCPServer, attempt: Callable[[], Any] | None = None) -> None:
+        self.server, self.attempt = server, attempt
+        self.names: list[str] = []
+
+    def tool(self, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            in_place = self.attempt is not None and not inspect.iscoroutinefunction(fn)
+            self.server.tool(**options)(run_in_place(fn, self.attempt) if in_place else fn)
+            self.names.append(fn.__name__)
+            return fn
+
+        return register
+
+
+def add_time_travel(tools: ToolRegistrar, memory: Any) -> None:
     """vlk_time_travel: archive a loop and learn its lesson."""
 
-    @server.tool(title="Time travel: archive looping errors and learn a lesson", annotations=ARCHIVES)
+    @tools.tool(title="Time travel: archive looping errors and learn a lesson", annotations=ARCHIVES)
     def vlk_time_travel(
         target_timeline_ids: Annotated[
             list[int], Field(description="PRESENT slot ids to move to PAST ([id:N] tags of vlk_fetch_context).")
@@ -195,10 +214,10 @@ def add_time_travel(server: MCPServer, memory: Any) -> None:
         return _result(results.time_travel_text(result), result)
 
 
-def add_reading_tools(server: MCPServer, memory: Any) -> None:
+def add_reading_tools(tools: ToolRegistrar, memory: Any) -> None:
     """vlk_get_history, vlk_search_memory, vlk_summarize_session and vlk_fetch_context."""
 
-    @server.tool(title="Memory history: every error and lesson", annotations=READ_ONLY)
+    @tools.tool(title="Memory history: every error and lesson", annotations=READ_ONLY)
     def vlk_get_history(
         limit: Annotated[int, Field(description="Max records to return (1-500).")] = 50,
         session_id: SessionId = None,
@@ -208,7 +227,7 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         result = _call(lambda: memory.get_history(limit=limit, session_id=session_id))
         return _result(results.slots_json(result.slots), result)
 
-    @server.tool(title="Search memory for past errors and lessons", annotations=READ_ONLY)
+    @tools.tool(title="Search memory for past errors and lessons", annotations=READ_ONLY)
     def vlk_search_memory(
         query: Annotated[str, Field(description="Keyword or phrase to search for (literal, case-insensitive).")],
         limit: Annotated[int, Field(description="Max records to return (1-500).")] = 20,
@@ -219,14 +238,14 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         result = _call(lambda: memory.search_memory(query=query, limit=limit, session_id=session_id))
         return _result(results.slots_json(result.slots), result)
 
-    @server.tool(title="Summarize the session's memory", annotations=READ_ONLY)
+    @tools.tool(title="Summarize the session's memory", annotations=READ_ONLY)
     def vlk_summarize_session(session_id: SessionId = None) -> Annotated[CallToolResult, SummaryResult]:
         """Counts of the session's memory: live errors (PRESENT), archived slots (PAST), lessons and
         constraints (FUTURE), and their token weight."""
         result = _call(lambda: memory.summarize_session(session_id=session_id))
         return _result(results.summary_text(result), result)
 
-    @server.tool(title="Fetch the memory context: lessons, loop anchors, live errors", annotations=PIPELINE)
+    @tools.tool(title="Fetch the memory context: lessons, loop anchors, live errors", annotations=PIPELINE)
     def vlk_fetch_context(
         session_id: SessionId = None,
         max_tokens: Annotated[
@@ -243,10 +262,10 @@ def add_reading_tools(server: MCPServer, memory: Any) -> None:
         return _result(result.text, render.context_view(result))
 
 
-def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
+def add_revoke_and_record(tools: ToolRegistrar, memory: Any) -> None:
     """vlk_revoke_future and vlk_record_state."""
 
-    @server.tool(title="Revoke a lesson or constraint", annotations=ARCHIVES)
+    @tools.tool(title="Revoke a lesson or constraint", annotations=ARCHIVES)
     def vlk_revoke_future(
         timeline_id: Annotated[int, Field(description="The timeline id of the FUTURE constraint to revoke.")],
         session_id: SessionId = None,
@@ -256,7 +275,7 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
         result = _call(lambda: memory.revoke_future(timeline_id=timeline_id, session_id=session_id))
         return _result(results.revoke_text(result), result)
 
-    @server.tool(title="Record an error or failure in memory", annotations=APPEND)
+    @tools.tool(title="Record an error or failure in memory", annotations=APPEND)
     def vlk_record_state(
         raw_log: Annotated[str, Field(description="REQUIRED. The error message, log line, or observation.")],
         file_context: Annotated[str | None, Field(description="Optional file path or module.")] = None,
@@ -283,39 +302,33 @@ def add_revoke_and_record(server: MCPServer, memory: Any) -> None:
         return _result(results.record_text(result), results.record_view(result))
 
 
-def run_inline(server: MCPServer, store: Any) -> None:
-    """Run every tool on the event loop rather than in a worker thread, unless it would wait for a lock.
+def run_in_place(fn: Callable[..., Any], attempt: Callable[[], Any]) -> Callable[..., Any]:
+    """The tool run on the event loop rather than in a worker thread, unless it would wait for a lock.
 
     The SDK runs a sync tool through anyio's thread pool: two thread hand-offs per call (0.1-0.2 ms, a
     tenth of a record). Over stdio the server has one client, so the engine is called in place, under the
     store's attempt(): a write that would wait for another writer's lock gives up before doing anything
     and the call runs again in a worker thread, so the loop keeps answering reads while it waits. HTTP
     keeps the threads, and so does a store without attempt() (PostgreSQL waits happen on its server).
+    The coroutine carries the tool's signature and docstring (functools.wraps: the SDK reads the
+    arguments through inspect.signature, which follows __wrapped__).
     """
-    attempt = getattr(store, "attempt", None)
-    if attempt is None:
-        return
-    for tool in server._tool_manager.list_tools():  # noqa: SLF001
-        if tool.is_async:
-            continue
 
-        async def in_place(*args: Any, _fn: Callable[..., Any] = tool.fn, **kwargs: Any) -> Any:
-            try:
-                with attempt():
-                    return _fn(*args, **kwargs)
-            except WouldWait:
-                return await anyio.to_thread.run_sync(functools.partial(_fn, *args, **kwargs))
+    @functools.wraps(fn)
+    async def in_place(*args: Any, **kwargs: Any) -> Any:
+        try:
+            with attempt():
+                return fn(*args, **kwargs)
+        except WouldWait:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
-        tool.fn, tool.is_async = in_place, True
+    return in_place
 
 
-def guard_calls(server: MCPServer) -> None:
+def guard_calls(server: MCPServer, tool_names: frozenset[str]) -> None:
     """Lighten the output schemas of the registered tools, and answer an unknown tool or bad arguments
     as the protocol asks (the middleware below)."""
-
-    for tool in server._tool_manager.list_tools():  # noqa: SLF001
-        tool.fn_metadata.output_schema = light_output_schema(tool.fn_metadata.output_schema)
-    tool_names = frozenset(t.name for t in server._tool_manager.list_tools())  # noqa: SLF001
+    sdk_private.replace_output_schemas(server, light_output_schema)
 
     async def guard_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """An unknown tool is a protocol error (-32602, as the spec asks), not an isError result; argument

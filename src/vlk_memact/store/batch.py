@@ -46,7 +46,11 @@ class Joined(threading.local):
         """The batch's connection, inside its transaction (begun now if a commit ended the last one)."""
         if self.begin is not None:
             begin, self.begin = self.begin, None
-            begin()
+            try:
+                begin()
+            except BaseException:
+                self.begin = begin  # nothing begun: the next joined transaction tries again
+                raise
         return self.conn
 
     def close(self) -> None:

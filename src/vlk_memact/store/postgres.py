@@ -134,7 +134,8 @@ class PostgresStore:
     @contextmanager
     def read(self) -> Iterator[PostgresTx]:
         """A REPEATABLE READ READ ONLY transaction: one snapshot, no lock, never blocks writers."""
-        if self._joined.active:  # what the batch wrote so far is visible in its transaction only
+        if self._joined.active and self._joined.conn is not None:  # what the open batch wrote so far is
+            # visible in its transaction only (before its first write or after a commit, any snapshot is as good)
             try:
                 yield PostgresTx(self._joined.ready())
             except psycopg.Error as exc:

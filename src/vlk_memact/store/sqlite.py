@@ -153,7 +153,7 @@ class SqliteStore:
 
     def attempt(self) -> AbstractContextManager[None]:
         """Within it, the first write that would wait for a lock, this process's or another's, raises WouldWait
-        before it changes anything; later writes of the same call wait as usual (server/tools.run_inline)."""
+        before it changes anything; later writes of the same call wait as usual (server/tools.run_in_place)."""
         return no_wait()
 
     @contextmanager
@@ -165,7 +165,9 @@ class SqliteStore:
 
     @contextmanager
     def read(self) -> Iterator[SqliteTx]:
-        if self._joined.active:  # what the batch wrote so far is visible on its connection only
+        if self._joined.active and self._joined.begin is None:  # the batch's open transaction: what it wrote
+            # so far is visible on its connection only (before its first write, or after a commit, the
+            # reading connection sees the same and takes no write lock)
             yield from self._run(self._joined.ready(), "read", commit=None)
             return
         if self.url == MEMORY:  # one in-memory database per connection: share the writer's
@@ -209,40 +211,58 @@ class SqliteStore:
     @contextmanager
     def batch(self) -> Iterator[Batch]:
         """One write transaction at a time that this thread's write(), read() and dry_run() join
-        (store/batch.py); after batch.commit() the next one begins when a joined transaction needs it."""
+        (store/batch.py); after batch.commit() the next one begins when a joined transaction needs it. The
+        write lock is taken when a transaction of the batch begins and released when it commits, so a batch
+        that has not written yet (a hook event that only reads) waits for no other thread's writes."""
         if self._joined.active:
             raise StoreError("a batch is already open in this thread; batches do not nest")
-        with self._lock:  # a re-entrant lock: this thread's joined transactions take it again
-            conn = self._connection(writing=True)
+        held = [False]
 
-            def begin() -> None:
-                try:
-                    self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
-                    begin_write(conn, self._with_lock_retry, False)
-                except sqlite3.Error as exc:
+        def release() -> None:
+            if held[0]:
+                held[0] = False
+                self._lock.release()
+
+        def begin() -> None:
+            self._lock.acquire()  # a re-entrant lock: this thread's joined transactions take it again
+            held[0] = True
+            try:
+                conn = self._joined.conn = self._connection(writing=True)
+                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
+                begin_write(conn, self._with_lock_retry, False)
+            except BaseException as exc:
+                release()
+                if isinstance(exc, sqlite3.Error):
                     raise self._fault(exc, "write") from exc
+                raise
 
-            def commit() -> None:
-                if conn.in_transaction:
+        def commit() -> None:
+            conn = self._joined.conn
+            try:
+                if conn is not None and conn.in_transaction:
                     try:
                         conn.execute("COMMIT")
                     except sqlite3.Error as exc:
                         _rollback(conn)
                         raise self._fault(exc, "write") from exc
-                self._joined.begin = begin
-
-            self._joined.active, self._joined.conn, self._joined.begin = True, conn, begin
-            try:
-                try:
-                    yield Batch(commit)
-                except sqlite3.Error as exc:
-                    raise self._fault(exc, "write") from exc
-                commit()
-            except BaseException:
-                _rollback(conn)  # what was not committed
-                raise
             finally:
-                self._joined.close()
+                self._joined.begin = begin
+                release()
+
+        self._joined.active, self._joined.conn, self._joined.begin = True, None, begin
+        try:
+            try:
+                yield Batch(commit)
+            except sqlite3.Error as exc:
+                raise self._fault(exc, "write") from exc
+            commit()
+        except BaseException:
+            if held[0] and self._joined.conn is not None:
+                _rollback(self._joined.conn)  # what was not committed
+            raise
+        finally:
+            release()
+            self._joined.close()
 
     def _savepoint(self, keep: bool) -> Iterator[SqliteTx]:
         """A transaction joined to the batch: a savepoint (store/batch.py)."""
