@@ -11,10 +11,10 @@ from a checkout whose repository is `git.example.com/acme/app` (its main checkou
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
+from old_release import load_postgres, load_sqlite, read_dump
 
 from vlk_memact import Memory, Settings
 from vlk_memact.core.model import SessionKey
@@ -22,17 +22,10 @@ from vlk_memact.engine.fix_memory import match_keys
 from vlk_memact.engine.projects import merge_path_key
 from vlk_memact.fingerprint import fingerprint
 from vlk_memact.repository import Identity
-from vlk_memact.store import postgres_schema, sqlite_schema
 
-DUMP = json.loads((Path(__file__).parent / "data" / "path_keyed_store.json").read_text(encoding="utf-8"))
+DUMP, TABLES = read_dump("path_keyed_store.json")
 APP, OTHER, KEY = "/home/alice/src/app", "/home/alice/src/other", "git.example.com/acme/app"
 CHECKOUT = Identity(KEY, "/home/bob/work/app", "git@git.example.com:acme/app.git", "the remote 'origin'", APP)
-ORDER = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "fixes", "fix_keys")  # references
-TABLES = sorted(DUMP["tables"].items(), key=lambda item: ORDER.index(item[0]) if item[0] in ORDER else len(ORDER))
-for _, _data in TABLES:  # a retired slot references the lesson that retired it: the lesson first
-    if "retired_by" in _data["columns"]:
-        _by = _data["columns"].index("retired_by")
-        _data["rows"].sort(key=lambda row: row[_by] is not None)
 
 
 def traceback(key: str) -> str:
@@ -40,55 +33,12 @@ def traceback(key: str) -> str:
             f"    return cfg[{key!r}]\nKeyError: {key!r}\n")
 
 
-def _load_sqlite(url: str) -> None:
-    conn = sqlite3.connect(url.removeprefix("sqlite:///"))
-    for step in sqlite_schema.MIGRATIONS[: DUMP["schema_version"]]:
-        step(conn)
-    conn.execute(f"PRAGMA user_version = {DUMP['schema_version']}")
-    for table, data in TABLES:
-        marks = ", ".join("?" for _ in data["columns"])
-        conn.executemany(f"INSERT INTO {table} ({', '.join(data['columns'])}) VALUES ({marks})", data["rows"])
-    conn.commit()
-    conn.close()
-
-
-def _load_postgres(url: str) -> None:
-    import psycopg
-
-    from vlk_memact.store.postgres import postgres_target
-
-    conninfo, schema = postgres_target(url)
-    previous = next(i for i, step in enumerate(postgres_schema.MIGRATIONS) if step.__name__.endswith("project_merges"))
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        conn.execute(f"CREATE TABLE {postgres_schema.VERSION_TABLE} (version integer PRIMARY KEY, name text NOT NULL,"
-                     f" applied_at text NOT NULL DEFAULT {postgres_schema.NOW_MILLIS})")
-        for number, step in enumerate(postgres_schema.MIGRATIONS[:previous], start=1):
-            step(conn)
-            conn.execute(f"INSERT INTO {postgres_schema.VERSION_TABLE} (version, name) VALUES (%s, %s)",
-                         (number, step.__name__))
-        for table, data in TABLES:
-            if table == "fingerprint_keys_version":
-                conn.execute("UPDATE fingerprint_keys_version SET version = %s", (data["rows"][0][0],))
-                continue
-            flags = {name for (name,) in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
-                "AND data_type = 'boolean'", (schema, table))}  # SQLite wrote 0 and 1
-            rows = [[bool(v) if c in flags and v is not None else v for c, v in zip(data["columns"], row)]
-                    for row in data["rows"]]
-            marks = ", ".join("%s" for _ in data["columns"])
-            with conn.cursor() as cur:
-                cur.executemany(f"INSERT INTO {table} ({', '.join(data['columns'])}) VALUES ({marks})", rows)
-            if "id" in data["columns"]:
-                conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
-
-
 @pytest.fixture
 def old_database(database_url: str) -> str:
     if database_url.startswith("postgres"):
-        _load_postgres(database_url)
+        load_postgres(database_url, TABLES, "project_merges")
     else:
-        _load_sqlite(database_url)
+        load_sqlite(database_url, DUMP, TABLES)
     return database_url
 
 

@@ -9,27 +9,17 @@ with the current engine and checks what a user gets.
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from pathlib import Path
-
 import pytest
+from old_release import load_postgres, load_sqlite, read_dump
 
 from vlk_memact import Memory
 from vlk_memact.core.model import SessionKey
 from vlk_memact.engine.fix_memory import match_keys
 from vlk_memact.engine.rekey import rekey_if_stale
 from vlk_memact.fingerprint import FINGERPRINT_VERSION, fingerprint
-from vlk_memact.store import postgres_schema, sqlite_schema
 
-DUMP = json.loads((Path(__file__).parent / "data" / "v3_store.json").read_text(encoding="utf-8"))
+DUMP, TABLES = read_dump("v3_store.json")
 PROJECT = "proj"
-ORDER = ("memory_contents", "agent_timeline", "constraint_links", "constraint_keys", "fixes", "fix_keys")  # references
-TABLES = sorted(DUMP["tables"].items(), key=lambda item: ORDER.index(item[0]) if item[0] in ORDER else len(ORDER))
-for _, _data in TABLES:  # a retired slot references the lesson that retired it: the lesson first
-    if "retired_by" in _data["columns"]:
-        _by = _data["columns"].index("retired_by")
-        _data["rows"].sort(key=lambda row: row[_by] is not None)
 
 
 def traceback(key: str, where: str) -> str:
@@ -37,45 +27,12 @@ def traceback(key: str, where: str) -> str:
             f"    return cfg[{key!r}]\nKeyError: {key!r}\n")
 
 
-def _load_sqlite(url: str) -> None:
-    conn = sqlite3.connect(url.removeprefix("sqlite:///"))
-    for step in sqlite_schema.MIGRATIONS[: DUMP["schema_version"]]:
-        step(conn)
-    conn.execute(f"PRAGMA user_version = {DUMP['schema_version']}")
-    for table, data in TABLES:
-        marks = ", ".join("?" for _ in data["columns"])
-        conn.executemany(f"INSERT INTO {table} ({', '.join(data['columns'])}) VALUES ({marks})", data["rows"])
-    conn.commit()
-    conn.close()
-
-
-def _load_postgres(url: str) -> None:
-    import psycopg
-
-    from vlk_memact.store.postgres import postgres_target
-
-    conninfo, schema = postgres_target(url)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'SET search_path TO "{schema}"')
-        conn.execute(f"CREATE TABLE {postgres_schema.VERSION_TABLE} (version integer PRIMARY KEY, name text NOT NULL,"
-                     f" applied_at text NOT NULL DEFAULT {postgres_schema.NOW_MILLIS})")
-        # The release before the fingerprint keys' version (later steps, issue 33's interventions, come after it).
-        previous = [m.__name__ for m in postgres_schema.MIGRATIONS].index("m009_fingerprint_keys_version")
-        for number, step in enumerate(postgres_schema.MIGRATIONS[:previous], start=1):
-            step(conn)
-            conn.execute(f"INSERT INTO {postgres_schema.VERSION_TABLE} (version, name) VALUES (%s, %s)",
-                         (number, step.__name__))
-        for table, data in TABLES:
-            marks = ", ".join("%s" for _ in data["columns"])
-            with conn.cursor() as cur:
-                cur.executemany(f"INSERT INTO {table} ({', '.join(data['columns'])}) VALUES ({marks})", data["rows"])
-            if "id" in data["columns"]:
-                conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
-
-
 @pytest.fixture
 def old_database(database_url: str) -> str:
-    (_load_postgres if database_url.startswith("postgres") else _load_sqlite)(database_url)
+    if database_url.startswith("postgres"):  # the release before the fingerprint keys' version
+        load_postgres(database_url, TABLES, "fingerprint_keys_version")
+    else:
+        load_sqlite(database_url, DUMP, TABLES)
     return database_url
 
 
