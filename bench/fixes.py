@@ -252,8 +252,8 @@ def judge_named(memory: Any, session: str, fix_lines: list[str], fp: Any, trajec
     """Each step of the fixes just told: did it run after a failure of the same error in its session?"""
     from vlk_memact.engine.fix_memory import match_keys  # noqa: PLC0415 - absent from a baseline without fix memory
 
-    key = memory._key(session)  # noqa: SLF001
-    with memory.store.read() as tx:
+    key = memory.session_key(session)
+    with memory.reading() as tx:
         told = [i for i in tx.injected(key) if i.startswith("f:")]
         found = {f"f:{f.id}": f for f in tx.fixes_matching(key, fp.keys, 50)}
     text = "\n".join(fix_lines)

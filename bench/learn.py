@@ -96,7 +96,7 @@ def memory_figures(memory: Memory, projects: set[str]) -> dict[str, int]:
     found = {"failures": 0, "loops": 0, "fixes": 0, "refusals_stored": 0, "secrets_stored": 0}
     for project in projects:
         mine = memory.for_project(project)
-        with mine.store.read() as tx:
+        with mine.reading() as tx:
             overviews = tx.sessions(mine.tenant, project, 10_000)
             fixes = tx.fixes(mine.tenant, project, None, 100_000)
         found["fixes"] += sum(f.kind == "fix" for f in fixes)

@@ -121,18 +121,12 @@ def tool_payload(call: ToolCall, max_chars: int) -> dict[str, Any]:
 
 
 def _session(memory: Memory, session_id: str) -> SessionKey:
-    return memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
+    return memory.session_key(session_id)  # the engine's session rule
 
 
 def _remember_injected(memory: Memory, key: SessionKey, items: Collection[str]) -> None:
     """So that a later UserPromptSubmit does not say it again."""
-    if not items:
-        return
-    with memory.store.write() as tx:
-        known = tx.injected(key)
-        new = [i for i in items if i not in known]
-        if new:
-            tx.set_injected(key, [*known, *new])
+    memory.remember_told(key, items)
 
 
 def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
@@ -160,26 +154,18 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
 def _earlier_note(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
     """Where this error failed the same way in an earlier session, and whether it was resolved there."""
     key = _session(memory, call.session_id)
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         slot = tx.slots_by_id(key, [record.timeline_id])
         return fixes.earlier_text(tx, key, slot[0], call.described) if slot else None
 
 
 def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
-    """What fixed this error in an earlier session (fix memory), said once per fix and session."""
+    """What fixed this error in an earlier session (fix memory), said once per fix and session: the lookup, the
+    demotion of a fix that did not hold and the bookkeeping are one engine call (Memory.tell_fixes)."""
     key = _session(memory, call.session_id)
-    with memory.store.read() as tx:
-        slot = tx.slots_by_id(key, [slot_id])
-        told = tx.injected(key) if slot else []
-        found, demote = fixes.for_failure(tx, key, slot[0], told) if slot else ([], [])
-    if demote:
-        with memory.store.write() as tx:
-            for fix_id in demote:
-                tx.demote_fix(fix_id)
-    if not found:
+    shown = memory.tell_fixes(key, slot_id, fixes.FIXES_TOLD)
+    if not shown:
         return None
-    shown = found[: fixes.FIXES_TOLD]
-    _remember_injected(memory, key, [f"f:{f.id}" for f in shown])
     return said.fixes(memory, call, key, shown, fixes.recall_text(shown, key.session))
 
 
@@ -194,7 +180,7 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
     mine = [loop for loop in loops if record.timeline_id in loop.archived_ids]
     if mine:
         loop = mine[0]
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             anchors = tx.slots_by_id(key, [loop.anchor_id])
             calls = _calls_of(tx.slots_by_id(key, loop.archived_ids), call.ignored_fields)
         _remember_injected(memory, key, [f"c:{loop.anchor_id}"])
@@ -203,7 +189,7 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
             sum(k == call.key for k, _ in calls), memory.settings.loop_threshold), loop.anchor_id)
     if record.recalled:
         wanted = [r.constraint_id for r in record.recalled]
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             found = {c.id: c for c in tx.visible_constraints(key) if c.id in wanted}
         recalled = [found[i] for i in wanted if i in found]
         if recalled:
@@ -230,7 +216,7 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     key = _session(memory, call.session_id)
     changes = call.changes_state
     target = call.target
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         # Nothing failed in this session (or, for a read, neither this call nor a call on its file failed): a
         # success changes nothing the guard or resolution will ever look at, so nothing is written (no fsync
         # on every tool call).
@@ -240,7 +226,7 @@ def on_success(memory: Memory, call: ToolCall) -> None:
         if changes and not tx.host_calls(key, outcome="failure", limit=1):
             return
     success = call.host_call("success", changes)
-    with memory.store.write() as tx:
+    with memory.writing() as tx:
         success_id = tx.add_host_call(key, success, None)
         if success_id is None:
             return  # the host delivered the same event twice: resolved the first time
@@ -293,7 +279,7 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
         return GuardResult(guard.NONE)
     key = _session(memory, call.session_id)
     threshold = memory.settings.loop_threshold
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         history = tx.host_calls(key, call_key=call.key, newest_first=True, limit=FAILURES_LOOKED_AT)
         run = []  # this call's failures since it last worked, newest first
         for row in history:
@@ -343,7 +329,7 @@ def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
     only when the guard denies, so an allowed call pays nothing for it."""
     from ..engine.fix_memory import fix_line, fix_of
 
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         found = fix_of(tx, key, failure.error_keys)
     return fix_line(found) if found is not None else None
 

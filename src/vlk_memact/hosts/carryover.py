@@ -73,8 +73,8 @@ def _ranked(memory: Memory, session_id: str) -> tuple[SessionKey, list[Slot], li
     """Run the pipeline (loops, consolidation, conflicts) and read what it left: constraints in the engine's
     rank order, conflicts, live errors."""
     context = memory.fetch_context(session_id=session_id, max_tokens=MAX_CONTEXT_TOKENS)
-    key = memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
-    with memory.store.read() as tx:
+    key = memory.session_key(session_id)
+    with memory.reading() as tx:
         constraints = tx.visible_constraints(key)
         present = tx.slots(key, TemporalState.PRESENT)
     order = {cid: i for i, cid in enumerate([*context.constraint_ids, *context.omitted_constraint_ids])}
@@ -93,7 +93,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
         # A fresh start: what earlier sessions of the project (and global lessons) established, as facts.
         constraints = [c for c in constraints if c.scope in (Scope.PROJECT, Scope.GLOBAL)]
         text = _facts_text(memory, key, constraints, fixes)
-        with memory.store.write() as tx:
+        with memory.writing() as tx:
             # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
             # and is not pushed by the next prompt.
             tx.set_injected(key, _items(constraints, conflicts), host)
@@ -103,7 +103,7 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
         HEADINGS.get(source, HEADINGS["startup"]), own, conflicts, present, key.session,
         memory.settings.hook_context_tokens,
     )
-    with memory.store.write() as tx:
+    with memory.writing() as tx:
         # After a compaction or a resume, the model holds exactly what was injected now.
         tx.set_injected(key, _items(shown, conflicts if text else []), host)
     return said.carried(memory, key, text, host)
@@ -121,7 +121,7 @@ def _is_order(text: str | None) -> bool:
 def _facts_text(memory: Memory, key: SessionKey, constraints: list[Slot], fixes: FixLookup | None) -> str | None:
     facts: dict[str, Fact] = {}
     seen: set[int] = set()
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         for constraint in constraints:
             for fact in _facts_of(tx, key, constraint, constraint.id, fixes, seen, EXPAND_DEPTH):
                 facts.setdefault(fact.text, fact)
@@ -229,7 +229,7 @@ def _resolved(tx, key: SessionKey, archived: list[Slot], calls: list[tuple[str |
 def prompt(memory: Memory, session_id: str) -> str | None:
     """What changed in the session's memory since the last injection; None when nothing did."""
     key, constraints, conflicts, _ = _ranked(memory, session_id)
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         known = set(tx.injected(key))
         # A consolidation of constraints the model was already told about says nothing new.
         merged_known = {c.id for c in constraints if c.origin is Origin.CONSOLIDATED and f"c:{c.id}" not in known
@@ -238,12 +238,12 @@ def prompt(memory: Memory, session_id: str) -> str | None:
     fresh_conflicts = [c for c in conflicts if f"x:{c.first_id}-{c.second_id}" not in known]
     if not fresh and not fresh_conflicts:
         if merged_known:
-            with memory.store.write() as tx:
+            with memory.writing() as tx:
                 tx.set_injected(key, [*tx.injected(key), *(f"c:{i}" for i in sorted(merged_known))])
         return None
     text, shown, _ = inject.context_text(UPDATE_HEADING, fresh, fresh_conflicts, [], key.session,
                                          memory.settings.hook_context_tokens)
-    with memory.store.write() as tx:
+    with memory.writing() as tx:
         now = tx.injected(key)
         added = _items(shown, fresh_conflicts if text else []) + [f"c:{i}" for i in sorted(merged_known)]
         tx.set_injected(key, [*now, *(i for i in added if i not in now)])

@@ -207,34 +207,6 @@ def recall_text(fixes: Sequence[Fix], session_id: str) -> str | None:
     return inject.cap("\n".join(lines))
 
 
-def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
-    """Did these successes run one of the fix's steps again (the same call; by its summary for a step stored
-    without its key)? Two heredocs writing the same file share a summary, not a key."""
-    keys = {c.call_key for c in successes if c.outcome == "success"}
-    summaries = {c.summary for c in successes if c.outcome == "success"}
-    return any(s.call_key in keys if s.call_key else s.summary in summaries for s in fix.steps)
-
-
-def for_failure(tx: Transaction, key: SessionKey, slot: Slot, injected: Sequence[str]) -> tuple[list[Fix], list[int]]:
-    """The working fixes to tell after this failure, and the ids of fixes told earlier in the session that were
-    applied and did not hold (to demote). Reads only."""
-    keys = slot.error_keys
-    if not keys:
-        return [], []
-    found = tx.fixes_matching(key, match_keys(keys), FIXES_LOOKED_AT)
-    if not found:
-        return [], []
-    told = {item for item in injected if item.startswith("f:")}
-    demote: list[int] = []
-    earlier = [f for f in found if f"f:{f.id}" in told and f.demoted == 0]
-    if earlier:
-        successes = tx.host_calls(key, outcome="success", newest_first=True, limit=CALLS_LOOKED_AT)
-        demote = [f.id for f in earlier if applied(f, successes)]
-    fresh = [f for f in working([f for f in found if f.id not in demote])
-             if f"f:{f.id}" not in told]
-    return fresh, demote
-
-
 def earlier_text(tx: Transaction, key: SessionKey, slot: Slot, call: str) -> str | None:
     """The note for a failure whose error failed the same way in an earlier session and has no fix to tell;
     None when it did not, when it already failed earlier in this session (said then), or when it names nothing."""
@@ -271,8 +243,8 @@ PROJECT_FIXES_READ = 200  # the newest fixes of the project a SessionStart match
 def lesson_lookup(memory: Memory, session_id: str) -> Callable[[Slot], str | None]:
     """For the carry-over (hosts/carryover.py): the line of the latest working fix of a lesson's error. The
     project's newest fixes are read once, before the carry-over opens its own transaction."""
-    key = memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
-    with memory.store.read() as tx:
+    key = memory.session_key(session_id)
+    with memory.reading() as tx:
         known = working(tx.fixes(key.tenant, key.project, None, PROJECT_FIXES_READ))
 
     def fix_for(lesson: Slot) -> str | None:

@@ -117,8 +117,8 @@ def _own(call: capture.ToolCall) -> bool:
 def _recorded(memory: Memory, session_id: str, outcome: str | None = None) -> bool:
     """Has the session recorded a call (of this outcome)? Then it is being continued (`opencode run
     --continue/--session`), and with a failure among them the guard and resolution have work."""
-    key = memory._key(session_id)  # noqa: SLF001 - the same session rule as every engine method
-    with memory.store.read() as tx:
+    key = memory.session_key(session_id)
+    with memory.reading() as tx:
         return bool(tx.host_calls(key, outcome=outcome, limit=1))
 
 

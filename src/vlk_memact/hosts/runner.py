@@ -14,72 +14,25 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..core import inputs, portable
+from ..core import portable
 from ..repository import Identity, identify
-from ..core.model import SessionKey
-from ..engine.impact_record import InterventionRecorder
+from ..engine.store_only import StoreOnly
 from .hook_log import report
 from .warm import MAX_EVENT_BYTES
 
 if TYPE_CHECKING:
     from ..engine import Memory
-    from ..store import Store
 
 STDIN_MAX_BYTES = MAX_EVENT_BYTES
 DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 
 Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
-
-
-class StoreOnly(InterventionRecorder):
-    """The part of Memory the guard and resolution use (settings, store, session keys, recording what was said),
-    without the engine's imports: PreToolUse and PostToolUse run on every tool call and need nothing more."""
-
-    tenant = "local"
-    default_session = None
-
-    def __init__(self, settings: Settings, project: str, identity: Identity | None = None) -> None:
-        from ..store import open_store
-
-        self.settings = settings
-        self.project = inputs.project(project)
-        self.store: Store = open_store(settings.database_url, busy_timeout_ms=settings.busy_timeout_ms)
-        if identity is not None and identity.path_key and self.project == identity.key:
-            from ..engine.projects import merge_path_key
-
-            try:  # as Memory does (engine/base.py): a checkout's old path key merged on first sight
-                merge_path_key(self.store, identity)
-            except Exception:  # noqa: BLE001 - the next Memory to open tries again
-                pass
-
-    def _key(self, session_id: Any) -> SessionKey:
-        return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
-
-    @contextmanager
-    def one_transaction(self) -> Iterator[None]:
-        """As Memory.one_transaction: the event's writes, if any, in one transaction."""
-        with self.store.batch() as batch:
-            try:
-                yield
-            finally:
-                batch.commit()
-
-    def close(self) -> None:
-        self.store.close()
-
-    def __enter__(self) -> StoreOnly:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
 
 
 def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str, Identity]:
@@ -104,10 +57,8 @@ def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -
 
 def _former_roots(memory: Any) -> tuple[str, ...]:
     """The path keys merged into the memory's project (engine/projects.merged_paths); () when unreadable."""
-    from ..engine.projects import merged_paths
-
     try:
-        return merged_paths(memory.store, memory.project)
+        return tuple(memory.merged_paths())
     except Exception:  # noqa: BLE001 - an older schema or a busy store: the answer goes out as it is
         return ()
 

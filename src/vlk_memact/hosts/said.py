@@ -90,7 +90,7 @@ def carried(memory: Any, key: SessionKey, text: str | None, host: str | None) ->
     if not facts:
         memory.record_intervention(key.session, kinds.CARRIED, text, host=host)
         return text
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         slots = {s.id: s for s in tx.tenant_slots(key.tenant, [i for _, i in facts])}
         keys_of = {slot_id: error_keys(tx, key.tenant, slot) for slot_id, slot in slots.items()}
     rest = len(text) - sum(len(line) + 1 for line, _ in facts)

@@ -141,7 +141,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
         subscriptions=False,
         log_level=root.settings.logging_level(server=True),  # type: ignore[arg-type]
     )
-    tools = ToolRegistrar(server, getattr(root.store, "attempt", None) if inline else None)
+    tools = ToolRegistrar(server, root.write_attempt if inline else None)
     add_time_travel(tools, memory)  # the order of tools/list: time travel first, as the spec lists them
     add_reading_tools(tools, memory)
     add_revoke_and_record(tools, memory)

@@ -1,0 +1,130 @@
+"""The engine's public API for hook events and the edges that read the store (a mixin of Memory and StoreOnly).
+
+Hooks (hosts/), the viewer, ops, the server and learn/ hold the host-facing or page-facing logic; the engine owns
+the storage. They reach it only through what is here: the session rule (`session_key`), typed read and write
+transactions of this memory's store (`reading`, `writing`: the read model every edge composes, joined to a hook
+event's one transaction inside `one_transaction`), and the few hook steps whose reads and writes must not be split
+(`tell_fixes`: the fix lookup, the demotion of a fix that did not hold and the bookkeeping of what was told, in ONE
+write transaction, so two hooks of one session cannot both tell or both demote). tests/test_engine_boundary.py
+fails on any `._key(` or `.store` outside engine/ and store/.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .fix_memory import FIXES_LOOKED_AT, match_keys, working
+
+if TYPE_CHECKING:
+    from ..core.model import Fix, HostCall, SessionKey
+    from ..store import Store, Transaction
+
+CALLS_LOOKED_AT = 200  # a session's recent calls read to tell an applied fix
+
+
+class HookEvents:
+    """Public engine access for hook events and read-model edges; see the module docstring."""
+
+    store: Store
+
+    def _key(self, session_id: Any) -> SessionKey:  # pragma: no cover - provided by the class it is mixed into
+        raise NotImplementedError
+
+    def session_key(self, session_id: Any) -> SessionKey:
+        """The (tenant, project, session) key every engine method files a session's rows under."""
+        return self._key(session_id)
+
+    @property
+    def database_url(self) -> str:
+        """Where this memory is stored (for logs and the viewer's header)."""
+        return str(self.store.url)
+
+    def reading(self) -> AbstractContextManager[Transaction]:
+        """A read transaction of this memory's store: the typed read model (store/contract) for an edge's page,
+        report or hook rule. Reads only; nothing it returns is cached by the engine."""
+        return self.store.read()
+
+    def writing(self) -> AbstractContextManager[Transaction]:
+        """A write transaction of this memory's store; inside `one_transaction` it joins the event's transaction."""
+        return self.store.write()
+
+    @contextmanager
+    def batched(self) -> Iterator[Any]:
+        """The store's batch (learn/: many sessions, one commit each, `batch.commit()` between them)."""
+        with self.store.batch() as batch:
+            yield batch
+
+    @property
+    def write_attempt(self) -> Callable[[], AbstractContextManager[None]] | None:
+        """The store's no-wait write attempt (store/sqlite.py `attempt`: the first write that would wait raises
+        WouldWait), None for a store without one (server/tools.run_in_place)."""
+        return getattr(self.store, "attempt", None)
+
+    def told(self, key: SessionKey) -> list[str]:
+        """What was already said to this session (`c:<id>`, `f:<id>`, `w:<id>:<call>`)."""
+        with self.store.read() as tx:
+            return tx.injected(key)
+
+    def remember_told(self, key: SessionKey, items: Collection[str]) -> None:
+        """Add items to what was said to this session, so that a later hook does not say them again."""
+        if not items:
+            return
+        with self.store.write() as tx:
+            _remember(tx, key, items)
+
+    def tell_fixes(self, key: SessionKey, slot_id: int, most: int) -> list[Fix]:
+        """The working fixes to tell after this failure (at most `most`), recorded as told; fixes told earlier in
+        the session that were applied and did not hold are demoted. One write transaction: the lookup, the
+        demotion and the bookkeeping cannot interleave with another hook of the session."""
+        with self.store.write() as tx:
+            slot = tx.slots_by_id(key, [slot_id])
+            if not slot:
+                return []
+            found, demote = fixes_for_failure(tx, key, slot[0].error_keys, tx.injected(key))
+            for fix_id in demote:
+                tx.demote_fix(fix_id)
+            shown = found[:most]
+            _remember(tx, key, [f"f:{f.id}" for f in shown])
+            return shown
+
+    def merged_paths(self) -> tuple[str, ...]:
+        """The checkout path keys merged into this memory's project (engine/projects.py)."""
+        from .projects import merged_paths
+
+        return tuple(merged_paths(self.store, getattr(self, "project")))
+
+
+def _remember(tx: Transaction, key: SessionKey, items: Collection[str]) -> None:
+    known = tx.injected(key)
+    new = [i for i in items if i not in known]
+    if new:
+        tx.set_injected(key, [*known, *new])
+
+
+def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
+    """Did these successes run one of the fix's steps again (the same call; by its summary for a step stored
+    without its key)? Two heredocs writing the same file share a summary, not a key."""
+    keys = {c.call_key for c in successes if c.outcome == "success"}
+    summaries = {c.summary for c in successes if c.outcome == "success"}
+    return any(s.call_key in keys if s.call_key else s.summary in summaries for s in fix.steps)
+
+
+def fixes_for_failure(tx: Transaction, key: SessionKey, error_keys: Sequence[str],
+                      injected: Sequence[str]) -> tuple[list[Fix], list[int]]:
+    """The working fixes to tell after a failure of these error keys, and the ids of fixes told earlier in the
+    session that were applied and did not hold (to demote). Reads only."""
+    if not error_keys:
+        return [], []
+    found = tx.fixes_matching(key, match_keys(error_keys), FIXES_LOOKED_AT)
+    if not found:
+        return [], []
+    told = {item for item in injected if item.startswith("f:")}
+    demote: list[int] = []
+    earlier = [f for f in found if f"f:{f.id}" in told and f.demoted == 0]
+    if earlier:
+        successes = tx.host_calls(key, outcome="success", newest_first=True, limit=CALLS_LOOKED_AT)
+        demote = [f.id for f in earlier if applied(f, successes)]
+    fresh = [f for f in working([f for f in found if f.id not in demote]) if f"f:{f.id}" not in told]
+    return fresh, demote
