@@ -1,4 +1,4 @@
-"""The one classifier of error results (hosts/failures.py): the host's refusals are not the agent's failures.
+"""The one classifier of error results (hosts/shared/failures.py): the host's refusals are not the agent's failures.
 
 Texts are those of real Claude Code transcripts (../shared/data/claude-code-sessions, CLI 1.0.53 and 2.1.x)
 and of the real CLI 2.1.328 (tests/test_hooks_e2e.py)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from vlk_memact.hosts import failures
+from vlk_memact.hosts.shared import failures
 
 NON_FAILURES = [
     ("<tool_use_error>Sibling tool call errored</tool_use_error>", failures.SIBLING),

@@ -1,4 +1,4 @@
-"""Fix memory at the hooks, in process through vlk_memact.hosts.claude_code.handle, on both stores: what a
+"""Fix memory at the hooks, in process through vlk_memact.hosts.claude_code.adapter.handle, on both stores: what a
 success resolves, what is kept as the fix, and what a later session is told when the error comes back."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hook_events import bash, failure, pre, success, use_id
 
 from vlk_memact import Memory
-from vlk_memact.hosts import fixes
-from vlk_memact.hosts.claude_code import handle
+from vlk_memact.hosts.shared import fixes
+from vlk_memact.hosts.claude_code.adapter import handle
 from vlk_memact.core.model import FixStep, HostCall, NewHostCall
 
 ENV_ERROR = "Exit code 1\nerror: .env is missing (copy .env.example)"

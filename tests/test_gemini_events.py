@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from gemini_harness import CLI_DIR, CORE_TYPES, INSTALL
 
-from vlk_memact.hosts import gemini_events as ge
+from vlk_memact.hosts.gemini import events as ge
 
 FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from vlk_memact.core.errors import InvalidInput
-from vlk_memact.hosts import gemini_install as gi
-from vlk_memact.hosts.install_files import file_line
+from vlk_memact.hosts.gemini import install as gi
+from vlk_memact.hosts.shared.install_files import file_line
 
 COMMAND = ["/opt/vlk env/bin/vlk-memact", "hook", "gemini"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from vlk_memact.hosts import guard
-from vlk_memact.hosts.read_only import is_read_only
+from vlk_memact.hosts.shared import guard
+from vlk_memact.hosts.shared.read_only import is_read_only
 
 READERS = [
     "ls -la",
@@ -135,6 +135,6 @@ def test_reads_between_two_failures_do_not_unlock_the_call() -> None:
     ("sed -i s/a/b/ f.py\npython t.py", True),  # a line break separates two commands like `;`
 ])
 def test_a_failed_command_line_may_have_written_before_it_failed(command: str, expected: bool) -> None:
-    from vlk_memact.hosts.read_only import may_change_before_failing
+    from vlk_memact.hosts.shared.read_only import may_change_before_failing
 
     assert may_change_before_failing(command) is expected

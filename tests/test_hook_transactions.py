@@ -14,7 +14,8 @@ import pytest
 from hook_events import bash, failure, pre, success
 
 from vlk_memact import Memory, Settings
-from vlk_memact.hosts import claude_code, runner
+from vlk_memact.hosts.claude_code import adapter as claude_code
+from vlk_memact.hosts.shared import runner
 
 
 @pytest.fixture

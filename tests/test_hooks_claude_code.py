@@ -13,8 +13,8 @@ import pytest
 from claude_code_harness import AGENT_SDK_TYPES, require_claude_code
 
 from vlk_memact import Memory, Settings
-from vlk_memact.hosts import claude_code
-from vlk_memact.hosts.claude_code import handle
+from vlk_memact.hosts.claude_code import adapter as claude_code
+from vlk_memact.hosts.claude_code.adapter import handle
 
 FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-hooks"
 RECORDED = sorted(FIXTURES.glob("*.json"))

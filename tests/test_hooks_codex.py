@@ -19,7 +19,7 @@ import pytest
 
 from vlk_memact import Memory
 from vlk_memact.core.errors import InvalidInput
-from vlk_memact.hosts import codex, codex_install
+from vlk_memact.hosts.codex import adapter as codex, install as codex_install
 
 SESSION = "01a23721-6b8c-7c33-aa66-9f9a143d5c5a"
 CMD = "ls /nonexistent-vlk-unit"

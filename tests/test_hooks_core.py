@@ -1,4 +1,4 @@
-"""The hook's behaviour in process, through vlk_memact.hosts.claude_code.handle, on both stores: capture,
+"""The hook's behaviour in process, through vlk_memact.hosts.claude_code.adapter.handle, on both stores: capture,
 interception, the guard, resolution, carry-over, one session for hooks and tools, the injected texts."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hook_events import bash, failure, pre, prompt, run_failing, session_start, success, use_id
 
 from vlk_memact import Memory, Settings
-from vlk_memact.hosts import guard, inject
-from vlk_memact.hosts.claude_code import handle
+from vlk_memact.hosts.shared import guard, inject
+from vlk_memact.hosts.claude_code.adapter import handle
 from vlk_memact.core.model import Retired, TemporalState
 
 ERROR = ("Exit code 1\nnode:internal/modules/cjs/loader:1228\nError: Cannot find module 'express'\n"

@@ -30,7 +30,7 @@ from scripted_anthropic import ModelRequest, ScriptedModel, ToolUse, tool_search
 from record_claude_code_hooks import DUMP, dump_settings
 
 from vlk_memact import Memory
-from vlk_memact.hosts import install
+from vlk_memact.hosts.claude_code import install
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -73,7 +73,7 @@ def hook_texts(request: ModelRequest) -> list[str]:
 
 
 def env_for(db: Path, **extra: str) -> dict[str, str]:
-    # The warm hook server a run starts (hosts/warm.py) goes away soon after the test.
+    # The warm hook server a run starts (hosts/shared/warm.py) goes away soon after the test.
     return {"DATABASE_URL": f"sqlite:///{db}", "VLK_HOOK_SERVER_IDLE_SECONDS": "10", **extra}
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from vlk_memact import Memory, Settings
 from vlk_memact.core.errors import InvalidInput
-from vlk_memact.hosts import gemini
+from vlk_memact.hosts.gemini import adapter as gemini
 
 FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
 _clock = iter(range(10**6))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from vlk_memact import InvalidInput
-from vlk_memact.hosts import install
+from vlk_memact.hosts.claude_code import install
 
 ROOT = Path(__file__).resolve().parent.parent
 THEIR_HOOK = {"type": "command", "command": "/usr/local/bin/lint-on-save", "timeout": 30}

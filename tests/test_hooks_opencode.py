@@ -1,7 +1,7 @@
 """The OpenCode adapter in process (`opencode.handle(event, memory)`, both stores), its installer, and the
 plugin hooks it relies on, checked against the published types of the pinned @opencode-ai/plugin.
 
-The events are the ones the plugin (hosts/opencode_plugin.js) sends; their tool fields are what
+The events are the ones the plugin (hosts/opencode/plugin.js) sends; their tool fields are what
 OpenCode 1.18.33 hands a plugin (recorded in tests/test_opencode_cli.py's runs): bash args
 `{command, description}`, `metadata.exit` and `metadata.output` after a bash call.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from vlk_memact import Memory, Settings
 from vlk_memact.core.errors import InvalidInput
-from vlk_memact.hosts import opencode, opencode_install
+from vlk_memact.hosts.opencode import adapter as opencode, install as opencode_install
 
 SESSION = "ses_vlk_unit"
 CWD = "/tmp/vlk-opencode-unit"
@@ -203,7 +203,7 @@ def test_the_plugin_hooks_it_uses_are_in_the_pinned_plugin_types():
         pytest.skip("npm ci --prefix tests/opencode") if not __import__("os").environ.get("CI") else pytest.fail(
             f"{PLUGIN_TYPES} missing: npm ci --prefix tests/opencode")
     types = PLUGIN_TYPES.read_text(encoding="utf-8")
-    plugin = (Path(opencode.__file__).parent / "opencode_plugin.js").read_text(encoding="utf-8")
+    plugin = (Path(opencode.__file__).parent / "plugin.js").read_text(encoding="utf-8")
     for hook in ("chat.message", "tool.execute.before", "tool.execute.after", "experimental.chat.system.transform",
                  "experimental.session.compacting"):
         assert f'"{hook}"' in plugin and f'"{hook}"?: (input:' in types, hook
@@ -243,6 +243,6 @@ def test_session_start_says_whether_the_session_has_a_failure_for_the_plugin_to_
 
 
 def test_the_plugin_skips_the_guard_and_successes_until_a_failure_and_asks_when_unsure():
-    plugin = (Path(opencode.__file__).parent / "opencode_plugin.js").read_text(encoding="utf-8")
+    plugin = (Path(opencode.__file__).parent / "plugin.js").read_text(encoding="utf-8")
     assert "if (!armed.has(input.sessionID)) return;" in plugin  # before and after, unarmed: not handed over
     assert 'answer.armed !== false) armed.add(sessionID); // no answer: do not skip anything' in plugin

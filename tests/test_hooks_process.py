@@ -114,7 +114,7 @@ def test_the_warm_client_imports_nothing_but_the_interpreters_own_modules(tmp_pa
                           capture_output=True, text=True, timeout=60)
     loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
     assert loaded <= {"vlk_memact", "vlk_memact.entry", "vlk_memact.hosts", "vlk_memact.hosts.commands",
-                      "vlk_memact.hosts.warm", "marshal", "zlib", "_socket", "__future__"}, loaded
+                      "vlk_memact.hosts.shared", "vlk_memact.hosts.shared.warm", "marshal", "zlib", "_socket", "__future__"}, loaded
 
 
 def test_a_dead_warm_server_means_answering_in_process(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def _warm_servers() -> list[int]:
                 command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"vlk_memact.hosts.warm" in command:
+            if b"vlk_memact.hosts.shared.warm" in command:
                 found.append(int(entry.name))
     return found
 

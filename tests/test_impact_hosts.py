@@ -13,7 +13,8 @@ from test_hooks_opencode import after as opencode_after
 from test_hooks_opencode import before as opencode_before
 
 from vlk_memact import Memory
-from vlk_memact.hosts import gemini, opencode
+from vlk_memact.hosts.gemini import adapter as gemini
+from vlk_memact.hosts.opencode import adapter as opencode
 
 
 def _said(memory: Memory, session: str) -> list[tuple[str, int, str | None]]:

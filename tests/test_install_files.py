@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vlk_memact.core.errors import InvalidInput
-from vlk_memact.hosts import install_files
+from vlk_memact.hosts.shared import install_files
 
 HOSTS = ("claude-code", "gemini", "opencode", "codex")
 PROJECT_SCOPE = {"claude-code": "project", "gemini": "project", "opencode": "project"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hook_events import bash, failure, run_failing, session_start, success
 
 from vlk_memact import Memory
-from vlk_memact.hosts.claude_code import handle
+from vlk_memact.hosts.claude_code.adapter import handle
 from test_hooks_core import ERROR, MISSING, context_of
 
 TEST_FAILURE = "Exit code 1\nFAILED tests/test_api.py::test_limits - AssertionError: assert 41 == 42"

@@ -1,4 +1,4 @@
-"""The one shell reader (hosts/shell.py) and what the guard and the step summaries make of it: commands
+"""The one shell reader (hosts/shared/shell.py) and what the guard and the step summaries make of it: commands
 split as bash splits them (line breaks included), writers that look like readers, SWE-agent's own
 commands kept in its adapter (bench/swe_agent.py)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vlk_memact.hosts import read_only, shell, steps
+from vlk_memact.hosts.shared import read_only, shell, steps
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

@@ -1,12 +1,12 @@
 """A call's target (file or program) and summary: what fix memory names as a step and what tells a changed
-version of a failing call from another call (hosts/steps.py)."""
+version of a failing call from another call (hosts/shared/steps.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from vlk_memact.hosts import steps
-from vlk_memact.hosts.guard import EDIT_TOOLS, SHELL_TOOLS
+from vlk_memact.hosts.shared import steps
+from vlk_memact.hosts.shared.guard import EDIT_TOOLS, SHELL_TOOLS
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ import pytest
 from hook_events import bash, failure, pre
 
 from vlk_memact import Memory, Settings
-from vlk_memact.hosts import warm, warm_server
-from vlk_memact.hosts.warm_pool import MemoryPool
+from vlk_memact.hosts.shared import warm, warm_server
+from vlk_memact.hosts.shared.warm_pool import MemoryPool
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""The hook process's fast path: the `vlk-memact` command imports only the warm client, hosts/warm.py (no
+"""The hook process's fast path: the `vlk-memact` command imports only the warm client, hosts/shared/warm.py (no
 `re`, which a generated console script imports first, no command-line modules, no `__future__`), and a
 warm server steps down when its code changes, so that an edited or upgraded installation is never
 answered by the old code for more than a moment."""
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from hook_events import bash, pre, prompt
 
-from vlk_memact.hosts import warm_server
+from vlk_memact.hosts.shared import warm_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 VLK = Path(sys.executable).with_name("vlk-memact")
-CLIENT_MODULES = {"vlk_memact", "vlk_memact.hosts", "vlk_memact.hosts.warm", "_socket", "marshal"}
+CLIENT_MODULES = {"vlk_memact", "vlk_memact.hosts", "vlk_memact.hosts.shared", "vlk_memact.hosts.shared.warm", "_socket", "marshal"}
 
 
 def hook_env(tmp_path: Path) -> dict[str, str]:

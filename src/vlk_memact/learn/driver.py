@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import impact_record
-from ..hosts import session_stores
+from ..hosts.shared import session_stores
 from ..hosts.commands import HANDLERS
-from ..hosts.runner import checkout_roots
+from ..hosts.shared.runner import checkout_roots
 from ..core import portable
 from ..core.errors import StoreError
 from ..store import LearnedSource, Store
@@ -242,7 +242,7 @@ class Learner:
             stored_before = tx.stored_calls(key, failed, "failure") if failed else set()
             loops_before, fixes_before = tx.session_tally(key)
         start = reader(host).start_event(session, "resume" if known_before else "startup")
-        # As the live hooks do (hosts/runner.answer_event): the repository's files named relative to its root.
+        # As the live hooks do (hosts/shared/runner.answer_event): the repository's files named relative to its root.
         self._roots = checkout_roots(session.cwd) if session.cwd and Path(session.cwd).is_dir() else ()
         self._handle(handle, start, memory, new[0].at, {})
         marks: list[str] = []

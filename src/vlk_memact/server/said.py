@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import interventions as kinds
 from ..core.model import ContextResult, RecordResult
-from ..hosts.said import error_keys
+from ..hosts.shared.said import error_keys
 
 HOST = "mcp"
 

@@ -38,7 +38,7 @@ from ..core.model import (
     TimeTravelResult,
 )
 from ..engine import Memory
-from ..hosts.failures import non_failure
+from ..hosts.shared.failures import non_failure
 from ..store import WouldWait
 from . import said
 from . import sdk_private
@@ -290,7 +290,7 @@ def add_revoke_and_record(tools: ToolRegistrar, memory: Any) -> None:
         take, warns when the same error repeats (a loop) and recalls the lesson if it was seen before."""
         def record() -> Any:
             kind = non_failure(raw_log) if isinstance(raw_log, str) else None
-            if kind is not None:  # one classifier for every path (hosts/failures.py)
+            if kind is not None:  # one classifier for every path (hosts/shared/failures.py)
                 raise InvalidInput(f"raw_log is a {kind} of the host, not a failure of the task: not recorded "
                                    "(it would become a loop or a lesson about nothing the agent did)")
             return memory.record_state(

@@ -2,7 +2,7 @@
 socket answers each event with the in-process code path (runner.answer_event and the host's handle()).
 
 The client half, warm.py, is the hook's hot path and never imports this module: it starts it as
-`python -m vlk_memact.hosts.warm_server PATH` (warm.spawn).
+`python -m vlk_memact.hosts.shared.warm_server PATH` (warm.spawn).
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ def serve(path: str) -> None:
 
     stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
 
-    from ..config import Settings
-    from ..engine import Memory
-    from ..engine import impact_record
-    from . import commands, runner
+    from ...config import Settings
+    from ...engine import Memory
+    from ...engine import impact_record
+    from .. import commands
+    from . import runner
     from .warm_pool import MemoryPool
 
     lock = open(path + ".lock", "w")

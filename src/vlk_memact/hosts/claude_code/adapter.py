@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InvalidInput
-from . import capture, carryover, fixes, guard
+from ...core.errors import InvalidInput
+from ..shared import capture, carryover, fixes, guard
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 HOST = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure")

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import data_dir
-from ..core.checks import Check, failed, passed
-from ..core.errors import InvalidInput
+from ...config import data_dir
+from ...core.checks import Check, failed, passed
+from ...core.errors import InvalidInput
 
 HOST_NAMES = {"claude-code": "Claude Code", "gemini": "Gemini CLI", "opencode": "OpenCode", "codex": "Codex CLI"}
 HOST_PROGRAMS = {"claude-code": "claude", "gemini": "gemini", "opencode": "opencode", "codex": "codex"}

@@ -37,7 +37,7 @@ PROTOCOL = 2  # 2: the socket's name no longer carries the code's modification t
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT = 0.2
 MAX_REPLY_BYTES = 4 * 1024 * 1024
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # src/vlk_memact
 
 
 def _env_ms(name: str, default: int) -> int:
@@ -205,7 +205,7 @@ def spawn(path: str) -> None:
 
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "vlk_memact.hosts.warm_server", path],
+            [sys.executable, "-m", "vlk_memact.hosts.shared.warm_server", path],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ..config import detect_project
+from ...config import detect_project
 
 HOSTS = ("claude-code", "codex", "gemini", "opencode")
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "opencode": "OpenCode"}
@@ -88,7 +88,7 @@ def _is_jsonl(path: Path) -> bool:
 def guess_host(path: Path) -> str | None:
     """Which host wrote this session file (or database), from its first records; None when none did."""
     if path.name.endswith(".db"):
-        from ..store.foreign import tables  # only the store touches database drivers
+        from ...store.foreign import tables  # only the store touches database drivers
 
         return "opencode" if {"session", "message", "part"} <= tables(path) else None
     if path.suffix == ".json":
@@ -171,8 +171,8 @@ def project_of(cwd: str | None) -> str:
 
 
 def _opencode_directories(data: Path) -> list[str]:
-    from ..store.foreign import read_rows  # OpenCode's SQLite: only the store touches database drivers
-    from ..core.errors import StoreError
+    from ...store.foreign import read_rows  # OpenCode's SQLite: only the store touches database drivers
+    from ...core.errors import StoreError
 
     found: list[str] = []
     for db in data.glob("opencode*.db"):

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InvalidInput
-from .install_files import FileReport, hook_items, write_json
+from ...core.errors import InvalidInput
+from ..shared.install_files import FileReport, hook_items, write_json
 
 HOST = "claude-code"
 SCOPES = ("local", "project", "user")

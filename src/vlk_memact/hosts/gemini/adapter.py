@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InvalidInput
-from . import capture, carryover, fixes, guard
-from . import gemini_events as ge
+from ...core.errors import InvalidInput
+from ..shared import capture, carryover, fixes, guard
+from . import events as ge
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 HOST = "gemini"
 EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "AfterTool")

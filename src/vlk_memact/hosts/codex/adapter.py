@@ -25,13 +25,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InvalidInput
-from . import capture, carryover, guard
-from .claude_code import envelope
-from .claude_code import tool_call as claude_tool_call
+from ...core.errors import InvalidInput
+from ..shared import capture, carryover, guard
+from ..claude_code.adapter import envelope
+from ..claude_code.adapter import tool_call as claude_tool_call
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 HOST = "codex"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse")

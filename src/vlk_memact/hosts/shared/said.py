@@ -12,10 +12,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core import interventions as kinds
+from ...core import interventions as kinds
 
 if TYPE_CHECKING:
-    from ..core.model import Fix, SessionKey, Slot
+    from ...core.model import Fix, SessionKey, Slot
 
 ToolCall = Any  # capture.ToolCall (capture imports this module: named here by what is read of it)
 
@@ -49,7 +49,7 @@ def fixes(memory: Any, call: ToolCall, key: SessionKey, shown: Sequence[Fix], te
     if not shown or not text:
         return text
     withheld = memory.withhold()
-    from ..engine.fix_memory import fix_line
+    from ...engine.fix_memory import fix_line
 
     said = text.split("\n")
     kind = kinds.FIX_WITHHELD if withheld else kinds.FIX_TOLD

@@ -32,13 +32,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import InvalidInput
-from . import capture, carryover, guard
-from .gemini_events import OWN_TOOLS
-from .inject import PREFIX
+from ...core.errors import InvalidInput
+from ..shared import capture, carryover, guard
+from ..gemini.events import OWN_TOOLS
+from ..shared.inject import PREFIX
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 HOST = "opencode"
 EVENTS = ("session.start", "chat.message", "tool.execute.before", "tool.execute.after", "tool.error",

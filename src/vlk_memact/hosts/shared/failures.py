@@ -62,7 +62,7 @@ _GENERIC = re.compile(
 
 # A broken environment: a tool, module, variable or service the call needs is missing. It fails every call that
 # needs it, in any session, until someone installs, sets or starts it: the one kind of error worth telling a new
-# session before it meets it (hosts/carryover.py). Matched on the error's own words, never on the call.
+# session before it meets it (hosts/shared/carryover.py). Matched on the error's own words, never on the call.
 _MISSING_TOOL = re.compile(r"(?:^|[\s:])([^\s:]+): (?:command )?not found$|command not found: (\S+)"
                            r"|'([^']+)' is not recognized as an internal or external command"
                            r"|exec: \"([^\"]+)\": executable file not found", re.M)

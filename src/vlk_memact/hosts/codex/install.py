@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.checks import Check, failed, passed
-from ..core.errors import InvalidInput
-from .install import executable, home_dir, load_json_object, remove_handlers
-from .install_files import FileReport, command_check, hook_items, print_reports, replace_file, write_json
+from ...core.checks import Check, failed, passed
+from ...core.errors import InvalidInput
+from ..claude_code.install import executable, home_dir, load_json_object, remove_handlers
+from ..shared.install_files import FileReport, command_check, hook_items, print_reports, replace_file, write_json
 
 HOST = "codex"
 # Event -> matcher (None: the event has none). Every tool: any call can fail, be guarded or resolve.

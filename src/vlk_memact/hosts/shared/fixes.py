@@ -23,15 +23,15 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.model import Fix, FixStep, HostCall, NewFix, NewHostCall, Retired, Scope, SessionKey, Slot
-from ..core.quoting import quoted_line
-from ..engine.fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
+from ...core.model import Fix, FixStep, HostCall, NewFix, NewHostCall, Retired, Scope, SessionKey, Slot
+from ...core.quoting import quoted_line
+from ...engine.fix_memory import FIX, FIXES_LOOKED_AT, RETRY, fix_line, match_keys, working
 from . import failures as failure_kinds
 from . import inject
 
 if TYPE_CHECKING:
-    from ..engine import Memory
-    from ..store import Transaction
+    from ...engine import Memory
+    from ...store import Transaction
 
 MAX_STEPS = 3  # steps kept per fix, those closest to the success
 MAX_ERRORS = 8  # distinct errors (fingerprints) one success keeps a fix for (a reproduce script meets many)
@@ -50,7 +50,7 @@ class Planned:
     left_out: int
 
 
-# A run that only shows whether the error is still there, by its target (hosts/steps.py program_of): a test
+# A run that only shows whether the error is still there, by its target (hosts/shared/steps.py program_of): a test
 # runner, a reproduction or check script. It is never "what fixed it": it ran before the error too.
 _VERIFY = re.compile(
     r"^(?:pytest|py\.test|tox|nox|jest|vitest|mocha|phpunit|rspec|ctest|unittest|nosetests)$"
@@ -241,7 +241,7 @@ PROJECT_FIXES_READ = 200  # the newest fixes of the project a SessionStart match
 
 
 def lesson_lookup(memory: Memory, session_id: str) -> Callable[[Slot], str | None]:
-    """For the carry-over (hosts/carryover.py): the line of the latest working fix of a lesson's error. The
+    """For the carry-over (hosts/shared/carryover.py): the line of the latest working fix of a lesson's error. The
     project's newest fixes are read once, before the carry-over opens its own transaction."""
     key = memory.session_key(session_id)
     with memory.reading() as tx:

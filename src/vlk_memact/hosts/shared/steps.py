@@ -87,7 +87,7 @@ def target_of(tool_name: str, tool_input: Any, shell_tools: Collection[str]) -> 
 
 
 def _redact(text: str) -> str:
-    from ..core.redact import redact  # compiled on first use: most hook events never summarise a step
+    from ...core.redact import redact  # compiled on first use: most hook events never summarise a step
 
     return redact(text).text
 

@@ -8,10 +8,10 @@ text twice (the duplicated-injection complaint of other memory hooks).
 A fresh start carries only what is likely to come back (issue 34: of the facts carried before, 6% concerned an
 error met again in that session): the lessons the model or the user registered (vlk_time_travel, learn), and a
 loop of an earlier session only while it is unresolved and either already failed in two sessions or is a broken
-environment (a missing tool, module, variable or service: hosts/failures.py; a typo such as `find.: command not
+environment (a missing tool, module, variable or service: hosts/shared/failures.py; a typo such as `find.: command not
 found` names no tool) that nothing has fixed since. A
 loop that was fixed (a later run passed, or fix memory holds its fix) is dropped: if it comes back, the failure
-hook says so then, in one line (hosts/fixes.py: "failed the same way in session X on day Y; fixed by ...").
+hook says so then, in one line (hosts/shared/fixes.py: "failed the same way in session X on day Y; fixed by ...").
 
 A carried loop is what happened, never the in-session order of its anchor ("CURRENT STRATEGY EXHAUSTED ...
 change approach": right in the session it stopped, false in next week's, issue 20): which call failed, how
@@ -27,14 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.inputs import MAX_CONTEXT_TOKENS
-from ..core.model import ConflictView, Origin, Retired, Scope, SessionKey, Slot, TemporalState
-from ..core.quoting import quoted_line
-from ..core.render import CHARS_PER_TOKEN, estimate_tokens
+from ...core.inputs import MAX_CONTEXT_TOKENS
+from ...core.model import ConflictView, Origin, Retired, Scope, SessionKey, Slot, TemporalState
+from ...core.quoting import quoted_line
+from ...core.render import CHARS_PER_TOKEN, estimate_tokens
 from . import capture, failures, guard, inject, said
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 # Sources after which the model's context still holds (a summary of) the session so far.
 CONTINUED = frozenset({"resume", "compact", "fork"})
@@ -183,7 +183,7 @@ def _loop_fact(tx, key: SessionKey, anchor: Slot, shown_as: int, fixes: FixLooku
         return None
     calls = capture._calls_of(archived, guard.IGNORED_FIELDS)  # noqa: SLF001 - one reader of tool payloads
     keys = list(dict.fromkeys(k for k, _ in calls if k))
-    from ..core.loops import error_excerpt  # here: claude_code imports this module on the guard's path too
+    from ...core.loops import error_excerpt  # here: claude_code imports this module on the guard's path too
 
     error = error_excerpt(newest.raw_log or "", FACT_ERROR_CHARS)
     if _SYNTAX.search(error) and len(keys) != 1:

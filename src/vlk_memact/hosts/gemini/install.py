@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.checks import Check, failed, passed
-from ..core.errors import InvalidInput
-from .install import executable, home_dir, load_json_object, remove_handlers
-from .install_files import (
+from ...core.checks import Check, failed, passed
+from ...core.errors import InvalidInput
+from ..claude_code.install import executable, home_dir, load_json_object, remove_handlers
+from ..shared.install_files import (
     SERVER_ITEM,
     FileReport,
     command_check,

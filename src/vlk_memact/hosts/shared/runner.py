@@ -19,15 +19,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
-from ..core import portable
-from ..repository import Identity, identify
-from ..engine.store_only import StoreOnly
+from ...config import Settings
+from ...core import portable
+from ...repository import Identity, identify
+from ...engine.store_only import StoreOnly
 from .hook_log import report
 from .warm import MAX_EVENT_BYTES
 
 if TYPE_CHECKING:
-    from ..engine import Memory
+    from ...engine import Memory
 
 STDIN_MAX_BYTES = MAX_EVENT_BYTES
 DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
@@ -50,7 +50,7 @@ def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -
     quick, project, identity = hook_target(settings, cwd)
     if store_only:
         return StoreOnly(quick, project, identity)
-    from ..engine import Memory
+    from ...engine import Memory
 
     return Memory(settings=quick, project=project, identity=identity)
 

@@ -11,14 +11,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
+from ...core.model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
 from . import failures as failure_kinds
-from ..core import interventions as said_kinds
+from ...core import interventions as said_kinds
 from . import fixes, guard, inject, read_only, said, steps
 
 if TYPE_CHECKING:
-    from ..engine import Memory
-    from ..store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
+    from ...engine import Memory
+    from ...store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
 FILE_FIELDS = steps.FILE_FIELDS
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
@@ -211,7 +211,7 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
 
 def on_success(memory: Memory, call: ToolCall) -> None:
     """Remember a state-changing success (the guard's "something changed"), and resolve the failures of the
-    same call or of a changed version of it: their fix is kept (hosts/fixes.py), the stale errors leave the
+    same call or of a changed version of it: their fix is kept (hosts/shared/fixes.py), the stale errors leave the
     context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
@@ -327,7 +327,7 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
 def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
     """The line of the latest working fix of this error (this project's sessions, this one included); read
     only when the guard denies, so an allowed call pays nothing for it."""
-    from ..engine.fix_memory import fix_line, fix_of
+    from ...engine.fix_memory import fix_line, fix_of
 
     with memory.reading() as tx:
         found = fix_of(tx, key, failure.error_keys)

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..core.model import ConflictView, LoopReport, Origin, Slot
-from ..core.quoting import quoted_line
-from ..core.render import CHARS_PER_TOKEN, estimate_tokens
+from ...core.model import ConflictView, LoopReport, Origin, Slot
+from ...core.quoting import quoted_line
+from ...core.render import CHARS_PER_TOKEN, estimate_tokens
 
 PREFIX = "vlk-memact:"
 MAX_CHARS = 4000  # any injected text; Claude Code moves text over 10,000 characters to a file
@@ -39,7 +39,7 @@ def cap(text: str, max_chars: int = MAX_CHARS) -> str:
 
 def _redacted(text: str) -> str:
     """Secrets in a command are replaced in what the hook writes, as in what it stores."""
-    from ..core.redact import redact  # only when there is something to say: it compiles a large table
+    from ...core.redact import redact  # only when there is something to say: it compiles a large table
 
     return redact(text).text
 
@@ -63,7 +63,7 @@ def _ids(ids: Sequence[int]) -> str:
 
 def describe_constraint(constraint: Slot, session_id: str | None = None) -> str:
     """One line per constraint: what kind, what it says (lessons) or shows (loops), its evidence, where from.
-    Evidence that is a host's refusal (stored before hosts/failures.py existed) is never quoted."""
+    Evidence that is a host's refusal (stored before hosts/shared/failures.py existed) is never quoted."""
     from .failures import non_failure
 
     if constraint.evidence and non_failure(constraint.evidence):
@@ -147,7 +147,7 @@ def deny_reason(call: str, anchor: Slot, failures: int, error: str | None = None
     """Why an identical re-run is declined, in two lines: what happened, then what to do instead (the fix
     when fix memory knows one, else the anchor's advice) and how to override. The model reads it as the
     tool result."""
-    from ..core.loops import (
+    from ...core.loops import (
         error_excerpt,  # here, not at import: the guard's process never loads the fingerprints
     )
 

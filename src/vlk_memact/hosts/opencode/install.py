@@ -2,7 +2,7 @@
 
 OpenCode loads every JS module in `<project>/.opencode/plugins/` (scope `project`, the default: the git
 root of the current directory, install_files.project_folder) and in `~/.config/opencode/plugins/` (scope `user`;
-XDG_CONFIG_HOME is honoured). Install writes `vlk-memact.js` there (opencode_plugin.js with this
+XDG_CONFIG_HOME is honoured). Install writes `vlk-memact.js` there (plugin.js with this
 installation's command filled in); the first line marks it as ours. A second install changes nothing,
 an older copy of ours is brought up to date, a file of that name that is not ours is refused. Uninstall
 removes our file only (and the plugins folder if we created it and it is empty): other plugins and
@@ -19,10 +19,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.checks import Check, failed, passed
-from ..core.errors import InvalidInput
-from .install import executable, home_dir
-from .install_files import NOT_ON_PATH_FIX, FileReport, path_note, print_reports, project_folder
+from ...core.checks import Check, failed, passed
+from ...core.errors import InvalidInput
+from ..claude_code.install import executable, home_dir
+from ..shared.install_files import NOT_ON_PATH_FIX, FileReport, path_note, print_reports, project_folder
 
 HOST = "opencode"
 SCOPES = ("project", "user")
@@ -53,7 +53,7 @@ def hook_command(scope: str = "user") -> list[str]:
 
 def plugin_text(command: list[str] | None = None) -> str:
     """The plugin file for this installation."""
-    template = resources.files(__package__).joinpath("opencode_plugin.js").read_text(encoding="utf-8")
+    template = resources.files(__package__).joinpath("plugin.js").read_text(encoding="utf-8")
     return (template.replace("__COMMAND__", json.dumps(command or hook_command()))
             .replace("__TIMEOUT_MS__", str(TIMEOUT_MS)))
 
