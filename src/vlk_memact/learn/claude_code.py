@@ -9,7 +9,7 @@ session starting a file that repeats earlier lines, checkpoint copies) are merge
 `tool_use_id`. Written by many versions: a field may be missing, a line damaged or half written (the
 session being written now): what cannot be read is skipped and counted, never fatal.
 
-Per call, what Claude Code fires (verified with the pinned CLI, tests/test_hooks_e2e.py): an error of its
+Per call, what Claude Code fires (verified with the pinned CLI, tests/hosts/claude_code/test_hooks_e2e.py): an error of its
 own input checks (`<tool_use_error>`) or a call cancelled because a parallel one failed fires nothing; a
 permission refusal or an interrupt fires PreToolUse and no failure; any other error fires PreToolUse then
 PostToolUseFailure with the result text as `error`; a success PreToolUse then PostToolUse. Which kind an

@@ -1,7 +1,7 @@
 """Claude Code: its hook events in, its JSON envelopes out. Everything else is the host-neutral core.
 
 Field names follow the hook types of @anthropic-ai/claude-agent-sdk (sdk.d.ts; checked by
-tests/test_hooks_claude_code.py against the pinned package) and payloads recorded from the real CLI.
+tests/hosts/claude_code/test_hooks_claude_code.py against the pinned package) and payloads recorded from the real CLI.
 `handle(event, memory)` is the whole decision, in process: `vlk-memact hook claude-code` is this
 function plus stdin, stdout, a deadline and never breaking the host (runner.py).
 """

@@ -1,6 +1,6 @@
 """Which error results are the agent's failures, and which are the host's own refusals; pure.
 
-Verified with the real Claude Code 2.1.328 (tests/test_hooks_e2e.py): only errors raised while a tool runs
+Verified with the real Claude Code 2.1.328 (tests/hosts/claude_code/test_hooks_e2e.py): only errors raised while a tool runs
 (a non-zero exit, a timeout, a Read of a missing file) reach PostToolUseFailure. Claude Code's input checks
 (`<tool_use_error>`: "File has not been read yet", "String to replace not found", an unknown or disabled
 tool) fire no per-call hook; a user declining a permission prompt fires PreToolUse and PermissionRequest,

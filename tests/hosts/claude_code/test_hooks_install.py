@@ -15,7 +15,7 @@ import pytest
 from vlk_memact import InvalidInput
 from vlk_memact.hosts.claude_code import install
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 THEIR_HOOK = {"type": "command", "command": "/usr/local/bin/lint-on-save", "timeout": 30}
 
 

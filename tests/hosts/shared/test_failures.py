@@ -1,7 +1,7 @@
 """The one classifier of error results (hosts/shared/failures.py): the host's refusals are not the agent's failures.
 
 Texts are those of real Claude Code transcripts (../shared/data/claude-code-sessions, CLI 1.0.53 and 2.1.x)
-and of the real CLI 2.1.328 (tests/test_hooks_e2e.py)."""
+and of the real CLI 2.1.328 (tests/hosts/claude_code/test_hooks_e2e.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The same tests, word for word, for both real CLIs (pinned in tests/codex and tests/opencode): each gets a
 workspace from its harness with vlk-memact installed, and the model's replies in its own tool's shape.
-What only one host does is tested in tests/test_codex_cli.py and tests/test_opencode_cli.py.
+What only one host does is tested in tests/hosts/codex/test_codex_cli.py and tests/hosts/opencode/test_opencode_cli.py.
 """
 
 from __future__ import annotations

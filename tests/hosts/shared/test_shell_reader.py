@@ -12,7 +12,7 @@ import pytest
 
 from vlk_memact.hosts.shared import read_only, shell, steps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import swe_agent  # noqa: E402

@@ -382,7 +382,7 @@ def test_install_and_uninstall_round_trip_beside_other_hooks(setup: dict) -> Non
 
 # ---- the plugin shipped at the repository root ----
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PLUGIN_TOOL = "mcp__plugin_vlk-memact_vlk-memact__vlk_fetch_context"
 
 

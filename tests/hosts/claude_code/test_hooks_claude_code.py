@@ -16,7 +16,7 @@ from vlk_memact import Memory, Settings
 from vlk_memact.hosts.claude_code import adapter as claude_code
 from vlk_memact.hosts.claude_code.adapter import handle
 
-FIXTURES = Path(__file__).resolve().parent / "data" / "claude-code-hooks"
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "claude-code-hooks"
 RECORDED = sorted(FIXTURES.glob("*.json"))
 
 # What handle() reads from each event, and what it may write in hookSpecificOutput.

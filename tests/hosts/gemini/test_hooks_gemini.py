@@ -19,7 +19,7 @@ from vlk_memact import Memory, Settings
 from vlk_memact.core.errors import InvalidInput
 from vlk_memact.hosts.gemini import adapter as gemini
 
-FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "gemini-hooks"
 _clock = iter(range(10**6))
 
 

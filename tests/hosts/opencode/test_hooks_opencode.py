@@ -2,7 +2,7 @@
 plugin hooks it relies on, checked against the published types of the pinned @opencode-ai/plugin.
 
 The events are the ones the plugin (hosts/opencode/plugin.js) sends; their tool fields are what
-OpenCode 1.18.33 hands a plugin (recorded in tests/test_opencode_cli.py's runs): bash args
+OpenCode 1.18.33 hands a plugin (recorded in tests/hosts/opencode/test_opencode_cli.py's runs): bash args
 `{command, description}`, `metadata.exit` and `metadata.output` after a bash call.
 """
 
@@ -24,7 +24,7 @@ from vlk_memact.hosts.opencode import adapter as opencode, install as opencode_i
 SESSION = "ses_vlk_unit"
 CWD = "/tmp/vlk-opencode-unit"
 CMD = "ls /nonexistent-vlk-unit"
-PLUGIN_TYPES = Path(__file__).parent / "opencode" / "node_modules" / "@opencode-ai" / "plugin" / "dist" / "index.d.ts"
+PLUGIN_TYPES = Path(__file__).resolve().parents[2] / "opencode" / "node_modules" / "@opencode-ai" / "plugin" / "dist" / "index.d.ts"
 _ids = iter(range(10**6))
 
 

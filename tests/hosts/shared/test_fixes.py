@@ -291,3 +291,41 @@ def test_a_denial_of_a_call_that_kept_failing_says_what_fixed_its_error_before(m
     plain = handle(pre("Bash", bash("git push origin main"), "B", use_id()), memory)
     assert plain is not None
     assert "Instead: change the cause first" in plain["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_telling_a_fix_is_one_write_transaction_so_concurrent_hooks_of_a_session_tell_it_once(
+        file_memory: Memory, db_path) -> None:
+    """Memory.tell_fixes (engine/hook_events.py): the lookup, the demotion and the bookkeeping of what was told in
+    ONE write transaction; four hooks of one session asking at once for the same failure tell the fix once."""
+    import threading
+
+    from vlk_memact import Settings
+
+    memory = file_memory
+    session_a(memory)
+    slot_id = memory.record_state(raw_log=ENV_ERROR, session_id="B").timeline_id
+    key = memory.session_key("B")
+    statements: list[str] = []
+    memory.store.set_trace_callback(statements.append)
+    try:
+        assert memory.tell_fixes(key, slot_id, 0) == []  # nothing told: nothing recorded as told
+    finally:
+        memory.store.set_trace_callback(None)
+    transactions = [s.split()[0].upper() + (" " + s.split()[1].upper() if len(s.split()) > 1 else "")
+                    for s in statements if s.split()[0].upper() in ("BEGIN", "COMMIT", "ROLLBACK")]
+    assert transactions == ["BEGIN IMMEDIATE", "COMMIT"], transactions
+    told: list[list[int]] = []
+    barrier = threading.Barrier(4)
+
+    def hook() -> None:
+        with Memory(settings=Settings.from_env({"DATABASE_URL": f"sqlite:///{db_path}"}), project=memory.project) as m:
+            barrier.wait()
+            told.append([f.id for f in m.tell_fixes(m.session_key("B"), slot_id, 3)])
+
+    threads = [threading.Thread(target=hook) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(len(t) for t in told) == [0, 0, 0, 1], told
+    assert memory.told(key) == [f"f:{i}" for t in told for i in t]

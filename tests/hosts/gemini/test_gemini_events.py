@@ -18,7 +18,7 @@ from gemini_harness import CLI_DIR, CORE_TYPES, INSTALL
 
 from vlk_memact.hosts.gemini import events as ge
 
-FIXTURES = Path(__file__).parent / "data" / "gemini-hooks"
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "gemini-hooks"
 
 
 def fixture(name: str) -> dict[str, Any]:

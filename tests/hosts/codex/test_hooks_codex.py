@@ -1,7 +1,7 @@
 """The Codex CLI adapter in process (`codex.handle(event, memory)`, both stores), the outcome read from the
 rollout, and the installer (hooks.json merge, trust written into config.toml).
 
-Payloads and rollout records have the shape Codex 0.169.0 produced in tests/test_codex_cli.py's runs.
+Payloads and rollout records have the shape Codex 0.169.0 produced in tests/hosts/codex/test_codex_cli.py's runs.
 """
 
 from __future__ import annotations
