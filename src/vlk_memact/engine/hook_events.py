@@ -13,15 +13,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .fix_memory import FIXES_LOOKED_AT, match_keys, working
 
 if TYPE_CHECKING:
-    from ..core.model import Fix, HostCall, SessionKey
+    from ..core.model import Fix, HostCall, SessionKey, Slot
     from ..store import Store, Transaction
 
 CALLS_LOOKED_AT = 200  # a session's recent calls read to tell an applied fix
+FAILURES_LOOKED_AT = 50  # a call's latest outcomes the guard reads
+EVENTS_LOOKED_AT = 200  # the session's calls since its latest failure the guard reads
+
+
+@dataclass(frozen=True)
+class GuardFacts:
+    """What the guard decides on (hosts/shared/capture.before_call, hosts/shared/guard.decide)."""
+
+    newest: Slot  # the call's newest failure
+    same: int  # its failures since it last worked, with that error
+    anchor: Slot  # the active constraint standing for the looped ones
+    since: list[HostCall]  # the session's calls after the newest failure
+    warned: bool  # this call was already warned about under this anchor
 
 
 class HookEvents:
@@ -89,11 +103,67 @@ class HookEvents:
             _remember(tx, key, [f"f:{f.id}" for f in shown])
             return shown
 
+    def guard_facts(self, key: SessionKey, call_key: str) -> GuardFacts | None:
+        """The guard's lookups for a call, in one read transaction: None unless the call kept failing since it last
+        worked, with one error looped under an active constraint."""
+        with self.store.read() as tx:
+            history = tx.host_calls(key, call_key=call_key, newest_first=True, limit=FAILURES_LOOKED_AT)
+            run = []  # this call's failures since it last worked, newest first
+            for row in history:
+                if row.outcome == "success":
+                    break
+                if row.outcome == "failure":
+                    run.append(row)
+            if not run:
+                return None
+            slots = {s.id: s for s in tx.slots_by_id(key, [f.slot_id for f in run if f.slot_id is not None])}
+            newest = slots.get(run[0].slot_id) if run[0].slot_id is not None else None
+            if newest is None:
+                return None
+            same = [slots[f.slot_id] for f in run if f.slot_id in slots and same_error(slots[f.slot_id], newest)]
+            from ..core.model import Retired
+
+            looped = [s for s in same if s.retired_reason is Retired.LOOP]
+            anchor = _active_anchor(tx, key, looped) if looped else None
+            if anchor is None:
+                return None
+            since = tx.host_calls(key, after_id=run[0].id, limit=EVENTS_LOOKED_AT)
+            warned = f"w:{anchor.id}:{call_key}" in tx.injected(key)
+        return GuardFacts(newest, len(same), anchor, since, warned)
+
+    def known_fix(self, key: SessionKey, error_keys: Sequence[str]) -> str | None:
+        """The line of the latest working fix of this error (this project's sessions, this one included)."""
+        from .fix_memory import fix_line, fix_of
+
+        with self.store.read() as tx:
+            found = fix_of(tx, key, error_keys)
+        return fix_line(found) if found is not None else None
+
     def merged_paths(self) -> tuple[str, ...]:
         """The checkout path keys merged into this memory's project (engine/projects.py)."""
         from .projects import merged_paths
 
         return tuple(merged_paths(self.store, getattr(self, "project")))
+
+
+def same_error(slot: Slot, newest: Slot) -> bool:
+    """One error fingerprint: the same stored fingerprint, or (no fingerprint) the same text."""
+    if slot.fingerprint and newest.fingerprint:
+        return slot.fingerprint == newest.fingerprint
+    return (slot.raw_log or "").strip() == (newest.raw_log or "").strip()
+
+
+def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot | None:
+    """The active constraint standing for these looped failures: their anchor, or what replaced it (a newer
+    anchor of the same error, a consolidation); None once revoked."""
+    from ..core.model import Origin
+
+    keys = list(dict.fromkeys(k for s in looped for k in s.fingerprint_keys))
+    by = {s.retired_by for s in looped}
+    candidates = [c for c in tx.constraints_matching(key, keys) if c.origin in (Origin.ANCHOR, Origin.CONSOLIDATED)]
+    if not candidates:
+        return None
+    return next((c for c in candidates if c.id in by), candidates[-1])
 
 
 def _remember(tx: Transaction, key: SessionKey, items: Collection[str]) -> None:

@@ -18,12 +18,9 @@ from . import fixes, guard, inject, read_only, said, steps
 
 if TYPE_CHECKING:
     from ...engine import Memory
-    from ...store import Transaction  # or runner.StoreOnly: the guard and resolution need only the store
 
 FILE_FIELDS = steps.FILE_FIELDS
 PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool_payload
-FAILURES_LOOKED_AT = 50
-EVENTS_LOOKED_AT = 200
 
 
 @dataclass(frozen=True)
@@ -255,17 +252,6 @@ def _calls_of(slots: list[Slot], ignored: Mapping[str, Collection[str]]) -> list
     return found
 
 
-def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot | None:
-    """The active constraint standing for these looped failures: their anchor, or what replaced it (a newer
-    anchor of the same error, a consolidation); None once revoked."""
-    keys = list(dict.fromkeys(k for s in looped for k in s.fingerprint_keys))
-    by = {s.retired_by for s in looped}
-    candidates = [c for c in tx.constraints_matching(key, keys) if c.origin in (Origin.ANCHOR, Origin.CONSOLIDATED)]
-    if not candidates:
-        return None
-    return next((c for c in candidates if c.id in by), candidates[-1])
-
-
 def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warning: bool = True) -> GuardResult:
     """The guard: deny an unchanged repeat of a call that itself kept failing with one error; warn (once)
     when something changed since, or when only its error is looped.
@@ -279,43 +265,25 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
         return GuardResult(guard.NONE)
     key = _session(memory, call.session_id)
     threshold = memory.settings.loop_threshold
-    with memory.reading() as tx:
-        history = tx.host_calls(key, call_key=call.key, newest_first=True, limit=FAILURES_LOOKED_AT)
-        run = []  # this call's failures since it last worked, newest first
-        for row in history:
-            if row.outcome == "success":
-                break
-            if row.outcome == "failure":
-                run.append(row)
-        if not run:
-            return GuardResult(guard.NONE)
-        slots = {s.id: s for s in tx.slots_by_id(key, [f.slot_id for f in run if f.slot_id is not None])}
-        newest = slots.get(run[0].slot_id) if run[0].slot_id is not None else None
-        if newest is None:
-            return GuardResult(guard.NONE)
-        same = [slots[f.slot_id] for f in run if f.slot_id in slots
-                and _same_error(slots[f.slot_id], newest)]
-        looped = [s for s in same if s.retired_reason is Retired.LOOP]
-        anchor = _active_anchor(tx, key, looped) if looped else None
-        if anchor is None:
-            return GuardResult(guard.NONE)
-        since = tx.host_calls(key, after_id=run[0].id, limit=EVENTS_LOOKED_AT)
-        warned = f"w:{anchor.id}:{call.key}" in tx.injected(key)
+    facts = memory.guard_facts(key, call.key)
+    if facts is None:
+        return GuardResult(guard.NONE)
+    newest, anchor, since, warned = facts.newest, facts.anchor, facts.since, facts.warned
     events = [guard.CallEvent(e.call_key, e.outcome, e.changes_state, e.target) for e in since]
     edit_target = call.target if call.tool_name in call.edit_tools else None
-    action = guard.decide(mode, call.key, True, events, own_failures=len(same), threshold=threshold,
+    action = guard.decide(mode, call.key, True, events, own_failures=facts.same, threshold=threshold,
                           specific=not failure_kinds.is_generic(newest.raw_log), edit_target=edit_target)
     if action == guard.DENY:
         if fix is None:
             fix = _known_fix(memory, key, newest)
-        reason = inject.deny_reason(call.described, anchor, len(same), newest.raw_log, fix)
+        reason = inject.deny_reason(call.described, anchor, facts.same, newest.raw_log, fix)
         said.guard(memory, call, action, reason, anchor.id)
         return GuardResult(action, reason, anchor.id)
     if action == guard.WARN and not warned:
         if say_warning:
             _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])
-        if len(same) < threshold:
-            text = inject.shared_error_text(call.described, anchor, len(same))
+        if facts.same < threshold:
+            text = inject.shared_error_text(call.described, anchor, facts.same)
         else:
             text = inject.warn_text(call.described, anchor, guard.changed_since(call.key, events, edit_target))
         if say_warning:
@@ -327,15 +295,4 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
 def _known_fix(memory: Memory, key: SessionKey, failure: Slot) -> str | None:
     """The line of the latest working fix of this error (this project's sessions, this one included); read
     only when the guard denies, so an allowed call pays nothing for it."""
-    from ...engine.fix_memory import fix_line, fix_of
-
-    with memory.reading() as tx:
-        found = fix_of(tx, key, failure.error_keys)
-    return fix_line(found) if found is not None else None
-
-
-def _same_error(slot: Slot, newest: Slot) -> bool:
-    """One error fingerprint: the same stored fingerprint, or (no fingerprint) the same text."""
-    if slot.fingerprint and newest.fingerprint:
-        return slot.fingerprint == newest.fingerprint
-    return (slot.raw_log or "").strip() == (newest.raw_log or "").strip()
+    return memory.known_fix(key, failure.error_keys)
