@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .fix_memory import FIXES_LOOKED_AT, match_keys, working
 
 if TYPE_CHECKING:
-    from ..core.model import Fix, HostCall, SessionKey, Slot
+    from ..core.model import Fix, HostCall, NewHostCall, SessionKey, Slot
     from ..store import Store, Transaction
 
 CALLS_LOOKED_AT = 200  # a session's recent calls read to tell an applied fix
@@ -138,6 +138,32 @@ class HookEvents:
         with self.store.read() as tx:
             found = fix_of(tx, key, error_keys)
         return fix_line(found) if found is not None else None
+
+    def worth_resolving(self, key: SessionKey, call_key: str, target: str | None, changes: bool) -> bool:
+        """Would a success of this call change anything the guard or resolution looks at? Not when nothing failed
+        in this session, nor (a read) when neither this call nor a call on its file failed: then nothing is
+        written (no fsync on every tool call)."""
+        with self.store.read() as tx:
+            if changes:
+                return bool(tx.host_calls(key, outcome="failure", limit=1))
+            return bool(tx.host_calls(key, call_key=call_key, outcome="failure", limit=1) or (
+                target and tx.host_calls(key, target=target, outcome="failure", limit=1)))
+
+    def resolve_success(self, key: SessionKey, success: NewHostCall,
+                        resolver: Callable[[Transaction, SessionKey, NewHostCall, int], list[int]]) -> None:
+        """In one write transaction: store the success, let the host's resolver (hosts/shared/fixes.resolve: which
+        failures it resolves, their fix planned and kept) name the failures it resolves, and retire those still
+        live from the context. A success delivered twice is stored and resolved once."""
+        from ..core.model import Retired, TemporalState
+
+        with self.store.write() as tx:
+            success_id = tx.add_host_call(key, success, None)
+            if success_id is None:
+                return
+            ids = resolver(tx, key, success, success_id)
+            live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
+            if live:
+                tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
 
     def merged_paths(self) -> tuple[str, ...]:
         """The checkout path keys merged into this memory's project (engine/projects.py)."""

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...core.model import NewHostCall, Origin, RecordResult, Retired, SessionKey, Slot, TemporalState
+from ...core.model import NewHostCall, Origin, RecordResult, SessionKey, Slot
 from . import failures as failure_kinds
 from ...core import interventions as said_kinds
 from . import fixes, guard, inject, read_only, said, steps
@@ -212,26 +212,12 @@ def on_success(memory: Memory, call: ToolCall) -> None:
     context."""
     key = _session(memory, call.session_id)
     changes = call.changes_state
-    target = call.target
-    with memory.reading() as tx:
-        # Nothing failed in this session (or, for a read, neither this call nor a call on its file failed): a
-        # success changes nothing the guard or resolution will ever look at, so nothing is written (no fsync
-        # on every tool call).
-        if not changes and not tx.host_calls(key, call_key=call.key, outcome="failure", limit=1) and not (
-                target and tx.host_calls(key, target=target, outcome="failure", limit=1)):
-            return
-        if changes and not tx.host_calls(key, outcome="failure", limit=1):
-            return
-    success = call.host_call("success", changes)
-    with memory.writing() as tx:
-        success_id = tx.add_host_call(key, success, None)
-        if success_id is None:
-            return  # the host delivered the same event twice: resolved the first time
-        # The failures this success resolves, and their fixes (fix memory), kept as evidence.
-        ids = fixes.resolve(tx, key, success, success_id, call.shell_tools)
-        live = [s.id for s in tx.slots_by_id(key, ids) if s.temporal_state is TemporalState.PRESENT] if ids else []
-        if live:
-            tx.retire(key.tenant, live, TemporalState.PRESENT, Retired.RESOLVED, None)
+    if not memory.worth_resolving(key, call.key, call.target, changes):
+        return
+    # The failures this success resolves, and their fixes (fix memory), kept as evidence: one write transaction.
+    memory.resolve_success(key, call.host_call("success", changes),
+                           lambda tx, k, success, success_id: fixes.resolve(tx, k, success, success_id,
+                                                                            call.shell_tools))
 
 
 def _calls_of(slots: list[Slot], ignored: Mapping[str, Collection[str]]) -> list[tuple[str | None, str]]:
