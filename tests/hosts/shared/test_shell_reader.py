@@ -97,9 +97,9 @@ def test_one_tokeniser_in_the_hooks() -> None:
     """Only shell.py tokenises command lines (the three differing readers of issue 37); the installers'
     shlex.split/join read and write our own hook commands, not an agent's."""
     hosts = ROOT / "src" / "vlk_memact" / "hosts"
-    lexers = sorted(p.name for p in hosts.glob("*.py") if "shlex.shlex(" in p.read_text())
-    assert lexers == ["shell.py"]
+    lexers = sorted(p.relative_to(hosts).as_posix() for p in hosts.rglob("*.py") if "shlex.shlex(" in p.read_text())
+    assert lexers == ["shared/shell.py"]
     for name in ("read_only.py", "steps.py", "guard.py", "capture.py"):
-        tree = ast.parse((hosts / name).read_text())
+        tree = ast.parse((hosts / "shared" / name).read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert "shlex" not in imported, name
