@@ -88,6 +88,12 @@ class HookEvents:
         with self.store.write() as tx:
             _remember(tx, key, items)
 
+    def set_told(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
+        """Replace what was said to this session (a start, a compaction, a resume: the model holds exactly this);
+        host (when given) names the host whose hooks run the session."""
+        with self.store.write() as tx:
+            tx.set_injected(key, items, host)
+
     def tell_fixes(self, key: SessionKey, slot_id: int, most: int) -> list[Fix]:
         """The working fixes to tell after this failure (at most `most`), recorded as told; fixes told earlier in
         the session that were applied and did not hold are demoted. One write transaction: the lookup, the

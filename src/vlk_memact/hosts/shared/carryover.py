@@ -93,19 +93,17 @@ def session_start(memory: Memory, session_id: str, source: str, fixes: FixLookup
         # A fresh start: what earlier sessions of the project (and global lessons) established, as facts.
         constraints = [c for c in constraints if c.scope in (Scope.PROJECT, Scope.GLOBAL)]
         text = _facts_text(memory, key, constraints, fixes)
-        with memory.writing() as tx:
-            # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
-            # and is not pushed by the next prompt.
-            tx.set_injected(key, _items(constraints, conflicts), host)
+        # Everything that existed at the start counts as told: what was left out stays in vlk_fetch_context
+        # and is not pushed by the next prompt.
+        memory.set_told(key, _items(constraints, conflicts), host)
         return said.carried(memory, key, text, host)  # kept as interventions (issue 33)
     own = [c for c in constraints if c.session_id == key.session or not _quotes_a_refusal(c)]
     text, shown, _ = inject.context_text(
         HEADINGS.get(source, HEADINGS["startup"]), own, conflicts, present, key.session,
         memory.settings.hook_context_tokens,
     )
-    with memory.writing() as tx:
-        # After a compaction or a resume, the model holds exactly what was injected now.
-        tx.set_injected(key, _items(shown, conflicts if text else []), host)
+    # After a compaction or a resume, the model holds exactly what was injected now.
+    memory.set_told(key, _items(shown, conflicts if text else []), host)
     return said.carried(memory, key, text, host)
 
 
@@ -238,13 +236,9 @@ def prompt(memory: Memory, session_id: str) -> str | None:
     fresh_conflicts = [c for c in conflicts if f"x:{c.first_id}-{c.second_id}" not in known]
     if not fresh and not fresh_conflicts:
         if merged_known:
-            with memory.writing() as tx:
-                tx.set_injected(key, [*tx.injected(key), *(f"c:{i}" for i in sorted(merged_known))])
+            memory.remember_told(key, [f"c:{i}" for i in sorted(merged_known)])
         return None
     text, shown, _ = inject.context_text(UPDATE_HEADING, fresh, fresh_conflicts, [], key.session,
                                          memory.settings.hook_context_tokens)
-    with memory.writing() as tx:
-        now = tx.injected(key)
-        added = _items(shown, fresh_conflicts if text else []) + [f"c:{i}" for i in sorted(merged_known)]
-        tx.set_injected(key, [*now, *(i for i in added if i not in now)])
+    memory.remember_told(key, _items(shown, fresh_conflicts if text else []) + [f"c:{i}" for i in sorted(merged_known)])
     return text
