@@ -47,3 +47,16 @@ def test_no_private_engine_attribute_outside_the_engine(path: Path) -> None:
             if (rel, attr) not in ALLOWED]
     assert not uses, f"{rel}: private engine attribute used at " + ", ".join(f"line {n} (.{a})" for n, a in uses) + (
         "; use Memory's public API (engine/hook_events.py: session_key, reading, writing, ...)")
+
+
+def test_hooks_write_only_through_named_engine_methods() -> None:
+    """hosts/ may read the typed read model (Memory.reading) but writes only through named engine methods
+    (record_state, remember_told, set_told, tell_fixes, resolve_success, the intervention recorder): no
+    `.writing()` under src/vlk_memact/hosts/."""
+    hosts = ROOT / "src" / "vlk_memact" / "hosts"
+    found = []
+    for path in sorted(hosts.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "writing":
+                found.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
+    assert not found, found
