@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 PROJECT = "test-project"
 
 # A user who installed vlk-memact has it on PATH: committed project installs run `vlk-memact` from PATH
-# (hosts/claude_code/install.executable), so this environment's console scripts go first, as an activated virtualenv's.
+# (hosts/shared/install_files.executable), so this environment's console scripts go first, as an activated virtualenv's.
 _SCRIPTS = str(Path(__import__("sys").executable).parent)
 if _SCRIPTS not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _SCRIPTS + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")

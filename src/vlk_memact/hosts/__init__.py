@@ -6,7 +6,7 @@ A host (Claude Code, Gemini CLI, Codex CLI; OpenCode through the plugin install 
 
 Where things are (one sub-package per host, the shared hook logic apart from them):
 
-    claude_code/  adapter.py, install.py (and the settings helpers other installers share)   tests/hosts/claude_code/
+    claude_code/  adapter.py, install.py                                                      tests/hosts/claude_code/
     gemini/       adapter.py, events.py, install.py                                           tests/hosts/gemini/
     codex/        adapter.py, install.py                                                      tests/hosts/codex/
     opencode/     adapter.py, install.py, plugin.js                                           tests/hosts/opencode/
@@ -15,7 +15,8 @@ Where things are (one sub-package per host, the shared hook logic apart from the
                   steps.py, shell.py + read_only.py (one shell reader), said.py, inject.py
                   (every injected text), runner.py (deadline, log, one transaction per event,
                   never breaking the host), warm.py/warm_server.py/warm_pool.py (the warm hook
-                  server), install_files.py, session_stores.py, hook_log.py
+                  server), install_files.py (what every installer shares), session_stores.py,
+                  hook_log.py
 
 Hooks reach the memory only through Memory's public API (engine/hook_events.py); the engine owns the storage.
 Nothing in this package imports the MCP SDK: a hook runs on every tool call and must start fast. The

@@ -1,2 +1,2 @@
-"""Claude Code: adapter.py (its hook events), install.py (`vlk-memact install claude-code`; also the settings helpers the other installers share). Tests: tests/hosts/claude_code/.
+"""Claude Code: adapter.py (its hook events), install.py (`vlk-memact install claude-code`). Tests: tests/hosts/claude_code/.
 """

@@ -21,14 +21,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...core.errors import InvalidInput
-from ..shared.install_files import FileReport, hook_items, write_json
+from ..shared.install_files import (  # the helpers every host's installer shares, used here too
+    FileReport,
+    executable,
+    hook_items,
+    home_dir,
+    remove_handlers,
+    write_json,
+)
 
 HOST = "claude-code"
 SCOPES = ("local", "project", "user")
@@ -48,23 +54,6 @@ HOOK_EVENTS: dict[str, str | None] = {
     "PostToolUseFailure": "*",
 }
 HOOK_ARGS = ["hook", HOST]
-
-
-def load_json_object(path: Path, not_json_hint: str) -> dict[str, Any]:
-    """A host's JSON settings file as a dict ({} when missing or empty); InvalidInput, never a rewrite, when
-    it is not plain JSON or not an object (not_json_hint says what the user can do)."""
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInput(f"{path} is not plain JSON ({exc}); vlk-memact will not rewrite it. {not_json_hint}") from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path} must hold a JSON object, got {type(data).__name__}")
-    return data
 
 
 @dataclass(frozen=True)
@@ -95,29 +84,6 @@ class Change:
     before: dict[str, Any] | None  # None: the file does not exist
     after: dict[str, Any]
     notes: list[str]
-
-
-PORTABLE_COMMAND = "vlk-memact"  # what committed project files run: found on PATH on each machine
-
-
-def home_dir() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
-
-
-def executable(scope: str = "user") -> tuple[str, list[str]]:
-    """The command that runs this vlk-memact: its console script in this environment, else `python -m`.
-
-    A project scope's files are committed and run in every teammate's checkout, where this machine's
-    environment does not exist: they run `vlk-memact` from PATH (install_files.path_note says when it is not)."""
-    if scope == "project":
-        return PORTABLE_COMMAND, []
-    script = Path(sys.executable).parent / ("vlk-memact.exe" if os.name == "nt" else "vlk-memact")
-    if script.is_file():
-        return str(script), []
-    found = shutil.which("vlk-memact")
-    if found:
-        return str(Path(found).resolve()), []
-    return sys.executable, ["-m", "vlk_memact"]
 
 
 def settings_path(scope: str, project_dir: Path, home: Path) -> Path:
@@ -303,35 +269,6 @@ def _with_hooks(data: dict[str, Any], command: str, prefix: list[str]) -> tuple[
         groups.append(group)
         notes.append(f"added the {event} hook")
     return data, notes
-
-
-def remove_handlers(hooks: dict[str, Any], is_ours: Callable[[Any], bool]) -> list[str]:
-    """Drop our handlers from a host's hook table, in place; return the events that lost one.
-
-    Claude Code and Gemini CLI share the shape `{event: [{"matcher": ..., "hooks": [handler, ...]}]}`: a
-    group left with no handler was ours and goes, an event left with no group goes, and everything that
-    is not ours (other handlers, groups of another shape) stays as it was.
-    """
-    removed: list[str] = []
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                kept = [h for h in group["hooks"] if not is_ours(h)]
-                if len(kept) != len(group["hooks"]):
-                    removed.append(event)
-                    if not kept:
-                        continue
-                    group = {**group, "hooks": kept}
-            kept_groups.append(group)
-        if kept_groups:
-            hooks[event] = kept_groups
-        else:
-            del hooks[event]
-    return removed
 
 
 def _without_hooks(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from ...core.checks import Check, failed, passed
 from ...core.errors import InvalidInput
-from ..claude_code.install import executable, home_dir, load_json_object, remove_handlers
+from ..shared.install_files import executable, home_dir, load_json_object, remove_handlers
 from ..shared.install_files import FileReport, command_check, hook_items, print_reports, replace_file, write_json
 
 HOST = "codex"

@@ -23,7 +23,7 @@ from typing import Any
 
 from ...core.checks import Check, failed, passed
 from ...core.errors import InvalidInput
-from ..claude_code.install import executable, home_dir, load_json_object, remove_handlers
+from ..shared.install_files import executable, home_dir, load_json_object, remove_handlers
 from ..shared.install_files import (
     SERVER_ITEM,
     FileReport,
@@ -72,7 +72,7 @@ def settings_path(scope: str, cwd: Path | None = None, home: Path | None = None,
 
 def hook_command(scope: str = "user") -> list[str]:
     """The argv that runs our hook: this installation's own entry point, so PATH does not matter; for a
-    project (committed, for every checkout): `vlk-memact` on PATH (install.executable)."""
+    project (committed, for every checkout): `vlk-memact` on PATH (install_files.executable)."""
     command, prefix = executable(scope)
     return [command, *prefix, "hook", "gemini"]
 

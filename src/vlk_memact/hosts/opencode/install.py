@@ -21,7 +21,7 @@ from typing import Any
 
 from ...core.checks import Check, failed, passed
 from ...core.errors import InvalidInput
-from ..claude_code.install import executable, home_dir
+from ..shared.install_files import executable, home_dir
 from ..shared.install_files import NOT_ON_PATH_FIX, FileReport, path_note, print_reports, project_folder
 
 HOST = "opencode"
@@ -46,7 +46,7 @@ def plugin_dir(scope: str, cwd: Path | None = None, home: Path | None = None, qu
 
 def hook_command(scope: str = "user") -> list[str]:
     """The argv (without `hook opencode`) that runs this installation's vlk-memact, so PATH does not matter;
-    for a project (committed, for every checkout): `vlk-memact` on PATH (install.executable)."""
+    for a project (committed, for every checkout): `vlk-memact` on PATH (install_files.executable)."""
     command, prefix = executable(scope)
     return [command, *prefix]
 
