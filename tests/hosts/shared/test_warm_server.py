@@ -61,3 +61,14 @@ def test_a_server_steps_down_when_its_code_changes(tmp_path: Path, monkeypatch: 
     assert not server.is_alive(), "the server kept serving after its code changed"
     assert time.monotonic() - started < 5
     assert not os.path.exists(path)  # the next hook answers in its own process and starts a new server
+
+
+def test_a_script_installed_before_the_split_still_takes_the_fast_path() -> None:
+    """A `vlk-memact` script installed before hosts/ had sub-packages imports vlk_memact.hosts.warm: that path
+    stays, and is the shared warm client itself (not a copy that could drift)."""
+    from vlk_memact.hosts import warm as old_path
+    from vlk_memact.hosts.shared import warm
+
+    assert old_path.hook is warm.hook and old_path.leave is warm.leave
+    script = (Path(__file__).resolve().parents[3] / "scripts" / "vlk-memact").read_text(encoding="utf-8")
+    assert "from vlk_memact.hosts.shared.warm import hook, leave" in script
