@@ -106,10 +106,10 @@ class Ledger:
 def fact_errors(memory: Any, session_id: str) -> Any:
     """The error texts a constraint stands for: its own evidence, and those of the failures its loop archived
     (followed through consolidations)."""
-    key = memory._key(session_id)  # noqa: SLF001 - the bench reads the store the hooks wrote
+    key = memory.session_key(session_id)
 
     def errors(constraint_id: int, depth: int = 4) -> list[str]:
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             found = tx.tenant_slots(key.tenant, [constraint_id])
             archived = tx.tenant_slots(key.tenant, tx.sources(constraint_id, "archived"))
             merged = tx.sources(constraint_id, "merged")

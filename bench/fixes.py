@@ -7,7 +7,7 @@
 Every trajectory becomes one Claude Code session (bench/claude_events.py); the runs of one repository
 (instance id without its trailing number) are replayed in instance-number order into one database and
 one project, so a later run is a later session of the same project. Every event goes through
-`vlk_memact.hosts.claude_code.handle(event, memory)`, the function behind `vlk-memact hook claude-code`.
+`vlk_memact.hosts.claude_code.adapter.handle(event, memory)`, the function behind `vlk-memact hook claude-code`.
 
 Truth, from the trajectories alone: in a session, a failure is resolved when an identical later command
 succeeds; its last fix step is the last successful command that is not read-only and not the call
@@ -252,8 +252,8 @@ def judge_named(memory: Any, session: str, fix_lines: list[str], fp: Any, trajec
     """Each step of the fixes just told: did it run after a failure of the same error in its session?"""
     from vlk_memact.engine.fix_memory import match_keys  # noqa: PLC0415 - absent from a baseline without fix memory
 
-    key = memory._key(session)  # noqa: SLF001
-    with memory.store.read() as tx:
+    key = memory.session_key(session)
+    with memory.reading() as tx:
         told = [i for i in tx.injected(key) if i.startswith("f:")]
         found = {f"f:{f.id}": f for f in tx.fixes_matching(key, fp.keys, 50)}
     text = "\n".join(fix_lines)
@@ -328,7 +328,7 @@ def write_md(result: dict[str, Any], baseline: dict[str, Any] | None, path: Path
              "session start and recurrences (bench/carried.py: the bench's own identity of an error, its error line, "
              "never the memory's fingerprint).", "",
              "Each repository's runs are successive sessions of one project, replayed in instance-number order "
-             "through `vlk_memact.hosts.claude_code.handle`. Split: " + result["split"] + "; rules were chosen "
+             "through `vlk_memact.hosts.claude_code.adapter.handle`. Split: " + result["split"] + "; rules were chosen "
              "on the tune half.", ""]
     for split in ("held-out", "tune"):
         f = result[split]
@@ -405,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from vlk_memact import Memory, Settings  # noqa: PLC0415
     from vlk_memact.fingerprint import fingerprint  # noqa: PLC0415
-    from vlk_memact.hosts.claude_code import handle  # noqa: PLC0415
-    from vlk_memact.hosts.read_only import is_read_only  # noqa: PLC0415
+    from vlk_memact.hosts.claude_code.adapter import handle  # noqa: PLC0415
+    from vlk_memact.hosts.shared.read_only import is_read_only  # noqa: PLC0415
 
     trajectories = load()
     by_project: dict[str, list[Any]] = defaultdict(list)

@@ -8,7 +8,7 @@
 The full run also replays everything at loop threshold 2 (--stress-threshold; 0 skips it).
 
 Every trajectory is one fresh Claude Code session on its own database (bench/claude_events.py): each
-event goes through `vlk_memact.hosts.claude_code.handle(event, memory)`, the function behind
+event goes through `vlk_memact.hosts.claude_code.adapter.handle(event, memory)`, the function behind
 `vlk-memact hook claude-code`. The real outcome of every step is fed even when the guard denied it,
 so each denial is judged against what really happened next (bench/guard_truth.py). Rules are
 replayed side by side: the product's default and every variant named in RULES.
@@ -44,7 +44,8 @@ from guard_truth import LOOP_THRESHOLD, judge_denial, loop_repeats  # noqa: E402
 from trajectories import SOURCES, Trajectory, load  # noqa: E402
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.hosts import claude_code, guard  # noqa: E402
+from vlk_memact.hosts.claude_code import adapter as claude_code  # noqa: E402
+from vlk_memact.hosts.shared import guard
 
 RESULTS = ROOT / "bench" / "results"
 Handler = Callable[[dict[str, Any], Memory], "dict[str, Any] | None"]
@@ -73,7 +74,7 @@ def fixed_split() -> dict[str, str]:
 
 
 # ---- rules ----
-# The product's rule is whatever vlk_memact/hosts/guard.py decides ("shipped"). The other rules put back
+# The product's rule is whatever vlk_memact/hosts/shared/guard.py decides ("shipped"). The other rules put back
 # one or both of the two predicates of issue 11 taken literally (as first shipped, commit 4142f20): every
 # successful shell command is a change, and every whitespace run of the input is collapsed.
 
@@ -106,7 +107,7 @@ RULES: dict[str, Callable[[], Any]] = {
 RULE_NOTES = {
     "any looped call": "before issue 20: a call is denied when one of its failures was archived into a loop "
     "(whoever formed it) and nothing changed since",
-    "shipped": "the product now (hosts/guard.py, issue 20): only a call that itself failed >= 3 times with one "
+    "shipped": "the product now (hosts/shared/guard.py, issue 20): only a call that itself failed >= 3 times with one "
     "error fingerprint, a specific error, nothing state-changing since (unknown tools, waits, fetches, "
     "package managers, a read of the file a failed edit was about all count as changes); else one warning",
 }

@@ -148,7 +148,7 @@ def report(runs: dict[int, tuple[list[Result], dict[str, Any]]], rules: list[str
         "# The guard on real agent runs",
         "",
         f"`{command}`: every trajectory of `../shared/data/trajectories-dev` replayed as one fresh Claude "
-        "Code session through `vlk_memact.hosts.claude_code.handle` (the function behind "
+        "Code session through `vlk_memact.hosts.claude_code.adapter.handle` (the function behind "
         "`vlk-memact hook claude-code`): a PreToolUse for a Bash call with the step's action as `command` "
         "(SWE-agent's own viewer and search commands as the Read, Grep or Glob call they stand for, and its "
         "multi-line `edit` as the heredoc its shell runs: bench/swe_agent.py) before each step, then the real outcome (PostToolUseFailure with `Exit code N` + the output, or "

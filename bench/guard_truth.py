@@ -75,7 +75,7 @@ def verbatim_key(observation: str) -> str:
 
 
 # ---- changes nothing ----
-# Deliberately simpler than the product's shell reader test (vlk_memact/hosts/read_only.py) and written
+# Deliberately simpler than the product's shell reader test (vlk_memact/hosts/shared/read_only.py) and written
 # apart from it: plain text, no shell parsing, so quoting never makes a writer look like a reader.
 
 _READERS = {

@@ -217,7 +217,7 @@ def scenario_a(work: Path) -> dict[str, Any]:
     from claude_code_harness import claude_code_problem, run_claude
     from scripted_anthropic import ScriptedModel, ToolUse, estimate_tokens
 
-    from vlk_memact.hosts import install
+    from vlk_memact.hosts.claude_code import install
 
     problem = claude_code_problem()
     if problem:
@@ -259,7 +259,7 @@ def markdown(report: dict[str, Any]) -> str:
              "test runs: figures are noisy; the floor and the no-op hook ran interleaved with every event, "
              "run by run).",
              "", "Each figure is a fresh process reading one event on stdin, as Claude Code runs a hook; the hook "
-             "answers through the warm hook server (hosts/warm.py) unless marked [in process] (VLK_HOOK_SERVER=0). "
+             "answers through the warm hook server (hosts/shared/warm.py) unless marked [in process] (VLK_HOOK_SERVER=0). "
              "Wall time includes the server's work.", ""]
     sizes = list(report["latency"])
     header = ("| event | " + " | ".join(f"{s} slots median / p95 ms" for s in sizes)

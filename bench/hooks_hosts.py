@@ -47,7 +47,7 @@ say = speaker("hooks-hosts")
 
 
 class OpenCodeEvents:
-    """The events vlk-memact's OpenCode plugin sends (hosts/opencode.py)."""
+    """The events vlk-memact's OpenCode plugin sends (hosts/opencode/adapter.py)."""
 
     host = "opencode"
     names = {"guard": "tool.execute.before", "capture": "tool.execute.after", "start": "session.start",

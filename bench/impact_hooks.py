@@ -42,7 +42,7 @@ from impact_scenario import DEPLOY_ERROR, ENV_ERROR, run_session_a  # noqa: E402
 
 from vlk_memact import Memory  # noqa: E402
 from vlk_memact.config import Settings  # noqa: E402
-from vlk_memact.hosts import claude_code  # noqa: E402
+from vlk_memact.hosts.claude_code import adapter as claude_code  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 VLK = str(Path(sys.executable).with_name("vlk-memact"))

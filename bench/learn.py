@@ -40,8 +40,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from vlk_memact import Memory, Settings  # noqa: E402
 from vlk_memact.core.redact import redact  # noqa: E402
-from vlk_memact.hosts import claude_code, failures  # noqa: E402
-from vlk_memact.hosts.session_stores import open_text, project_of, session_files  # noqa: E402
+from vlk_memact.hosts.claude_code import adapter as claude_code  # noqa: E402
+from vlk_memact.hosts.shared import failures
+from vlk_memact.hosts.shared.session_stores import open_text, project_of, session_files  # noqa: E402
 from vlk_memact.learn import claude_code as reader  # noqa: E402
 from vlk_memact.learn.driver import Options, learn  # noqa: E402
 from vlk_memact.learn.events import Session  # noqa: E402
@@ -96,7 +97,7 @@ def memory_figures(memory: Memory, projects: set[str]) -> dict[str, int]:
     found = {"failures": 0, "loops": 0, "fixes": 0, "refusals_stored": 0, "secrets_stored": 0}
     for project in projects:
         mine = memory.for_project(project)
-        with mine.store.read() as tx:
+        with mine.reading() as tx:
             overviews = tx.sessions(mine.tenant, project, 10_000)
             fixes = tx.fixes(mine.tenant, project, None, 100_000)
         found["fixes"] += sum(f.kind == "fix" for f in fixes)

@@ -123,9 +123,9 @@ def hook_process(db: Path, pool: list[Any], runs: int) -> dict[str, Any]:
         "python -c 'import json' (json imports re)": ([py, "-c", "import json"], b""),
         "python -c 'import os; os._exit(0)' (no interpreter teardown: how the warm hook exits)": (
             [py, "-c", "import os; os._exit(0)"], b""),
-        "the hook's imports (hosts/warm.py)": ([py, "-c", "import vlk_memact.hosts.warm"], b""),
+        "the hook's imports (hosts/shared/warm.py)": ([py, "-c", "import vlk_memact.hosts.shared.warm"], b""),
         "the in-process hook's imports (runner, claude_code)": (
-            [py, "-c", "import vlk_memact.hosts.runner, vlk_memact.hosts.claude_code"], b""),
+            [py, "-c", "import vlk_memact.hosts.shared.runner, vlk_memact.hosts.claude_code.adapter"], b""),
         "vlk-memact hook claude-code (PreToolUse, warm)": (hook, None),
     }
     cpu: dict[str, list[float]] = {k: [] for k in variants}
@@ -151,7 +151,8 @@ def hook_process(db: Path, pool: list[Any], runs: int) -> dict[str, Any]:
 def server_work(db: Path, pool: list[Any], calls: int) -> dict[str, Any]:
     from vlk_memact.config import Settings
     from vlk_memact.engine import Memory
-    from vlk_memact.hosts import claude_code, runner, warm
+    from vlk_memact.hosts.claude_code import adapter as claude_code
+    from vlk_memact.hosts.shared import runner, warm
 
     env = {**hooks.child_env(db), "VLK_HOOK_SERVER_IDLE_SECONDS": "20"}
     (db.parent / "home").mkdir(exist_ok=True)

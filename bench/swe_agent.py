@@ -2,7 +2,7 @@
 
 SWE-agent gives its model commands of its own (a file viewer, a search, an editor) that run in its
 shell. Two of their traits are SWE-agent's, not the shell's, so they are translated here rather than
-taught to the generic reader (src/vlk_memact/hosts/shell.py, read_only.py):
+taught to the generic reader (src/vlk_memact/hosts/shared/shell.py, read_only.py):
 - the viewer and search commands (`goto`, `scroll_up`, `scroll_down`, `search_file`, `search_dir`,
   `find_file`) only move the viewer or search: they are sent as the read tools a Claude Code session
   would use for the same thing (Read, Grep, Glob), with the action kept as `command` so that two
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vlk_memact.hosts import shell
+from vlk_memact.hosts.shared import shell
 
 READ_TOOL_OF = {
     "goto": "Read",

@@ -12,7 +12,7 @@ its parent session, whose hooks they fire), and sessions replayed in time order 
 (startup), a UserPromptSubmit per typed prompt, and for every tool_use a PreToolUse followed by what really
 happened. *Every* error result is sent as PostToolUseFailure, whatever its kind: the transcripts come from
 older CLIs, and sending a permission refusal, an input check, a sibling cancellation or an interrupt as a
-failure is the hardest case for the classifier (hosts/failures.py), which must keep them all out.
+failure is the hardest case for the classifier (hosts/shared/failures.py), which must keep them all out.
 
 Checked per project: denied calls that then succeeded (the transcript says what the call really did),
 handler exceptions, injected texts quoting a non-failure, later sessions starting with the in-session
@@ -40,8 +40,8 @@ else:
     sys.path.insert(0, str(ROOT / "src"))
 
 from vlk_memact import Memory, Settings  # noqa: E402
-from vlk_memact.hosts import claude_code  # noqa: E402
-from vlk_memact.hosts.session_stores import session_files  # noqa: E402
+from vlk_memact.hosts.claude_code import adapter as claude_code  # noqa: E402
+from vlk_memact.hosts.shared.session_stores import session_files  # noqa: E402
 from vlk_memact.learn import claude_code as reader  # noqa: E402
 from vlk_memact.learn.events import Session as ReadSession  # noqa: E402
 

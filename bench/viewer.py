@@ -89,7 +89,7 @@ def bench_size(path: Path, n: int, samples: int) -> list[dict[str, Any]]:
             return get
 
         def sessions_floor() -> None:
-            with memory.store.read() as tx:
+            with memory.reading() as tx:
                 tx.projects(memory.tenant)
                 tx.sessions(memory.tenant, None, 200)
 

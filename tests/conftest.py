@@ -5,6 +5,7 @@ them in parallel): each test its own user folders, each worker its own PostgreSQ
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+# Each host's tests live together in tests/hosts/<host>/ (rootless modules, unique basenames). A module of one folder
+# imports helpers of another's (test_impact_hosts.py uses test_hooks_gemini.py's events), so every folder is on the
+# path whatever pytest happens to import first (a single file, -k, any worker's share).
+for _folder in sorted((Path(__file__).resolve().parent / "hosts").iterdir()):
+    if _folder.is_dir() and str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+
 from worker_isolation import USER_FOLDERS, drop_worker_database, make_worker_database, user_folders
 
 from vlk_memact import Memory, Settings
@@ -22,7 +31,7 @@ if TYPE_CHECKING:
 PROJECT = "test-project"
 
 # A user who installed vlk-memact has it on PATH: committed project installs run `vlk-memact` from PATH
-# (hosts/install.executable), so this environment's console scripts go first, as an activated virtualenv's.
+# (hosts/shared/install_files.executable), so this environment's console scripts go first, as an activated virtualenv's.
 _SCRIPTS = str(Path(__import__("sys").executable).parent)
 if _SCRIPTS not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _SCRIPTS + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")

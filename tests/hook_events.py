@@ -1,5 +1,5 @@
 """Claude Code hook events as the CLI sends them (field names as in tests/data/claude-code-hooks/, recorded
-from the real CLI), built for in-process tests of vlk_memact.hosts.claude_code.handle."""
+from the real CLI), built for in-process tests of vlk_memact.hosts.claude_code.adapter.handle."""
 
 from __future__ import annotations
 

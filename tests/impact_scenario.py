@@ -8,7 +8,7 @@ from typing import Any
 
 from hook_events import bash, failure, pre, session_start, success
 
-from vlk_memact.hosts import claude_code
+from vlk_memact.hosts.claude_code import adapter as claude_code
 
 ENV_ERROR = "Exit code 1\nerror: .env is missing (copy .env.example)"
 KEY_ERROR = "Exit code 1\nconfig error: required key 'timeout' missing in settings.toml"

@@ -39,7 +39,7 @@ def check_told(after: str) -> None:
 
 def check_install_note(result: subprocess.CompletedProcess[str], host: str) -> None:
     """The install's last line: the one past session of this project, and the command that learns it."""
-    from vlk_memact.hosts.session_stores import LABELS
+    from vlk_memact.hosts.shared.session_stores import LABELS
 
     assert result.returncode == 0, result.stderr
     said = result.stdout

@@ -16,7 +16,9 @@ from test_hooks_store import sqlite_at_version
 from vlk_memact import Memory
 from vlk_memact.cli import main
 from vlk_memact.cli.parser import GlobalSubcommands, build_parser
-from vlk_memact.hosts import claude_code, gemini, opencode
+from vlk_memact.hosts.claude_code import adapter as claude_code
+from vlk_memact.hosts.gemini import adapter as gemini
+from vlk_memact.hosts.opencode import adapter as opencode
 
 EXPRESS = "Exit code 1\nnode:internal/modules/cjs/loader:1228\n  throw err;\n\nError: Cannot find module 'express'"
 

@@ -43,14 +43,14 @@ NOT_RUN = {
 NOT_RUN_SUBCOMMANDS = {
     "ui": "a web server that runs until stopped: tests/test_viewer_live.py starts it and reads its URL",
     "hook": "answers one host event from stdin and exits 0 whatever happens, by design, so a run checks "
-    "nothing: tests/test_hooks_process.py and the host tests drive it",
+    "nothing: tests/hosts/shared/test_hooks_process.py and the host tests drive it",
 }
 NOT_RUN_HTTP = "an HTTP server that runs until stopped: tests/test_http.py and test_http_postgres.py start it"
 
 # Flags left out when a command is run, with why (the command is still parsed with them).
 DROPPED_WHEN_RUN = {
     "--trust": "asks the Codex CLI (`codex app-server`), which a throwaway home does not have: "
-    "tests/test_codex_cli.py installs with --trust against the pinned CLI",
+    "tests/hosts/codex/test_codex_cli.py installs with --trust against the pinned CLI",
 }
 
 # Placeholders of inline commands, and what stands for them when a command is parsed or run.

@@ -76,7 +76,7 @@ REPOSITORY_PATH = r"(?<![\w./-])((?:bench|tests|scripts|hooks|\.ci|vlk_memact)/[
 
 
 def test_paths_the_pages_name_exist() -> None:
-    """A file of this repository named in inline code (`bench/guard.py`, `vlk_memact/hosts/guard.py`) exists."""
+    """A file of this repository named in inline code (`bench/guard.py`, `vlk_memact/hosts/shared/guard.py`) exists."""
     for path in PAGES:
         for number, code in inline_code(path):
             for token in re.findall(REPOSITORY_PATH, code):

@@ -1,5 +1,5 @@
 """The guard replay benchmark (bench/guard.py): its judging definitions, its Claude Code events, and the
-whole pipeline end to end through `vlk_memact.hosts.claude_code.handle` on real trajectories.
+whole pipeline end to end through `vlk_memact.hosts.claude_code.adapter.handle` on real trajectories.
 
 The figures themselves are the benchmark's business (bench/results/guard.md); these tests check that
 the replay measures what it says it measures.

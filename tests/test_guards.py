@@ -23,8 +23,8 @@ def test_public_api_is_curated_and_sorted() -> None:
 PUBLIC_PATHS = [
     ("vlk_memact", "Memory"), ("vlk_memact", "Settings"), ("vlk_memact.engine", "Memory"),
     ("vlk_memact.errors", "StoreError"), ("vlk_memact.errors", "DiskFull"), ("vlk_memact.entry", "main"),
-    ("vlk_memact.cli", "main"), ("vlk_memact.server", "build_server"), ("vlk_memact.hosts.warm", "hook"),
-    ("vlk_memact.hosts.install", "installations"), ("vlk_memact.hosts.claude_code", "handle"),
+    ("vlk_memact.cli", "main"), ("vlk_memact.server", "build_server"), ("vlk_memact.hosts.shared.warm", "hook"),
+    ("vlk_memact.hosts.claude_code.install", "installations"), ("vlk_memact.hosts.claude_code.adapter", "handle"),
     ("vlk_memact.fingerprint", "group"), ("vlk_memact.viewer", "serve_ui"), ("vlk_memact.store", "open_store"),
 ]
 
@@ -105,7 +105,7 @@ def test_no_module_imports_itself_back_through_others() -> None:
 
 
 def test_the_cycle_finder_reads_lazy_type_only_and_submodule_imports() -> None:
-    assert "vlk_memact.hosts.runner" in imported_modules("vlk_memact.hosts.warm_server")  # inside serve()
+    assert "vlk_memact.hosts.shared.runner" in imported_modules("vlk_memact.hosts.shared.warm_server")  # inside serve()
     assert "vlk_memact.engine.base" in imported_modules("vlk_memact.engine.fix_memory")  # under TYPE_CHECKING
     assert "vlk_memact.engine.fix_memory" in imported_modules("vlk_memact.cli.main")  # `from ..engine import x`
 

@@ -19,7 +19,7 @@ from learn_transcripts import START, Transcript, fixing_session, sessions
 
 from vlk_memact import Memory, Settings
 from vlk_memact.engine.fix_memory import fix_line, list_fixes
-from vlk_memact.hosts import claude_code
+from vlk_memact.hosts.claude_code import adapter as claude_code
 from vlk_memact.learn import claude_code as reader
 from vlk_memact.learn.driver import Options, Progress, learn
 

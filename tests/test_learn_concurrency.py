@@ -24,7 +24,8 @@ WRITER = """
 import json, sys, time
 from pathlib import Path
 from vlk_memact import Settings
-from vlk_memact.hosts import claude_code, runner
+from vlk_memact.hosts.claude_code import adapter as claude_code
+from vlk_memact.hosts.shared import runner
 
 url, ready, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 settings = Settings.from_env({"DATABASE_URL": url, "VLK_PROJECT": "live-project"})

@@ -14,7 +14,7 @@ from pathlib import Path
 from learn_transcripts import Transcript
 
 from vlk_memact.cli.learn import BarProgress
-from vlk_memact.hosts import session_stores
+from vlk_memact.hosts.shared import session_stores
 from vlk_memact.learn import claude_code, codex, gemini, opencode
 
 

@@ -19,7 +19,8 @@ from test_fixes import ENV_ERROR, session_a
 
 from vlk_memact import Memory
 from vlk_memact.core.render import ANCHOR_ORDER, KNOWN_FIX
-from vlk_memact.hosts import claude_code, gemini_install
+from vlk_memact.hosts.claude_code import adapter as claude_code
+from vlk_memact.hosts.gemini import install as gemini_install
 from vlk_memact.ops.hosts_check import host_checks
 
 EXPRESS = "Exit code 1\nnode:internal/modules/cjs/loader:1228\n  throw err;\n\nError: Cannot find module 'express'"

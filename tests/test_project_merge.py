@@ -97,7 +97,7 @@ def test_what_a_hook_tells_names_a_former_checkout_s_files_relative(old_database
     """Texts an earlier release stored with the first checkout's paths read right in any checkout once told."""
     from contextlib import nullcontext
 
-    from vlk_memact.hosts import runner
+    from vlk_memact.hosts.shared import runner
 
     event = json.dumps({"hook_event_name": "PostToolUse", "cwd": str(tmp_path)}).encode()
     with Memory(old_database, identity=CHECKOUT) as memory:

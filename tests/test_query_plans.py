@@ -72,7 +72,7 @@ def _hook_workload(memory: Memory) -> None:
     """The Claude Code hooks (vlk_memact.hosts): capture, loop, guard, warning, resolution, carry-over."""
     from hook_events import bash, failure, pre, prompt, session_start, success
 
-    from vlk_memact.hosts.claude_code import handle
+    from vlk_memact.hosts.claude_code.adapter import handle
 
     for n in range(4):
         handle(pre("Bash", bash("npm test"), session="h1", tool_use_id=f"t{n}"), memory)

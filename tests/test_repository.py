@@ -11,7 +11,7 @@ import pytest
 
 from vlk_memact.config import detect_project
 from vlk_memact.core.portable import relative, relative_value
-from vlk_memact.hosts.runner import checkout_roots
+from vlk_memact.hosts.shared.runner import checkout_roots
 from vlk_memact.repository import identify, normalise_remote
 
 FORMS = ["https://git.example.com/acme/app.git", "git@git.example.com:acme/app.git", "ssh://git@git.example.com/acme/app",

@@ -197,7 +197,7 @@ async def test_time_travel_text_names_moved_and_ignored_ids(client: Client) -> N
         ("vlk_record_state", {"raw_log": 5}, "raw_log"),
         ("vlk_record_state", {}, "raw_log"),
         ("vlk_record_state", {"raw_log": "x", "session_id": 7}, "session_id"),
-        # a host's refusal is no failure of the task (hosts/failures.py, the same classifier as the hooks)
+        # a host's refusal is no failure of the task (hosts/shared/failures.py, the same classifier as the hooks)
         ("vlk_record_state", {"raw_log": "<tool_use_error>Sibling tool call errored</tool_use_error>"},
          "sibling cancellation"),
         ("vlk_record_state", {"raw_log": "The user doesn't want to proceed with this tool use."}, "permission refusal"),

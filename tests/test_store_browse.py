@@ -95,7 +95,7 @@ def test_the_change_marker_moves_on_every_write_and_on_revoke(memory: Memory) ->
 
 
 def test_resolving_calls_name_the_success_that_retired_a_captured_failure(memory: Memory) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
     from vlk_memact.core.model import Retired
 
     def call(tool: str, tool_input: dict[str, str], use: str, session: str = "s") -> ToolCall:
@@ -134,7 +134,7 @@ def test_resolving_calls_name_the_success_that_retired_a_captured_failure(memory
 
 
 def test_fixes_resolving_finds_the_fixes_of_given_failures_in_their_session(memory: Memory) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     def call(tool: str, tool_input: dict[str, str], use: str, session: str = "s") -> ToolCall:
         return ToolCall(session, "/work/p", tool, tool_input, use)

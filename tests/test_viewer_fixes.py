@@ -123,7 +123,7 @@ def test_a_fix_outlives_the_host_calls_and_without_either_the_failure_still_says
 def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(
     site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
 
@@ -214,7 +214,7 @@ def test_an_anchor_and_a_lesson_whose_failures_were_later_resolved_say_so(
 
 
 def test_a_retry_and_a_demoted_fix_are_shown_as_what_they_are(site: Site) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
     flaky = {"command": "pytest -q tests/test_webhooks.py"}
@@ -246,7 +246,7 @@ def test_a_retry_and_a_demoted_fix_are_shown_as_what_they_are(site: Site) -> Non
 
 
 def test_a_lesson_whose_error_was_fixed_in_another_session_shows_that_fix(site: Site) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
     migrate = {"command": "python manage.py migrate"}
@@ -289,7 +289,7 @@ def test_a_lesson_whose_error_was_fixed_in_another_session_shows_that_fix(site: 
 
 
 def test_fixes_are_read_once_per_session_not_once_per_slot(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
     for n in range(12):  # twelve failures, each resolved by its own edit: twelve fixes on one page
@@ -324,7 +324,7 @@ def test_fixes_are_read_once_per_session_not_once_per_slot(site: Site, monkeypat
 
 
 def test_the_steps_of_a_resolution_are_shown_as_escaped_text(site: Site) -> None:
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     shop = site.memory.for_project(SHOP)
     run = {"command": "node build.js"}

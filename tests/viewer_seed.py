@@ -90,7 +90,7 @@ REFUND_FAILURE = ("FAILED tests/test_refunds.py::test_partial_refund_rounds_half
 def resolve_a_failure(memory: Memory, session: str) -> int:
     """What a host hook records (Claude Code or Gemini CLI alike): a failing test command, an edit, the same
     command passing, which retires the failure as RESOLVED. The failure's slot id."""
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     test = {"command": "pytest -q tests/test_refunds.py", "description": "Run the refund tests"}
     cwd = memory.project
@@ -111,7 +111,7 @@ MIGRATION_FAILURE = ("alembic.util.exc.CommandError: Multiple head revisions are
 def learn_then_resolve(memory: Memory, session: str) -> int:
     """A captured failure the agent turns into a lesson (vlk_time_travel), then fixes: the same command
     passes once the two heads are merged. The lesson's id."""
-    from vlk_memact.hosts.capture import ToolCall, on_failure, on_success
+    from vlk_memact.hosts.shared.capture import ToolCall, on_failure, on_success
 
     upgrade = {"command": "alembic upgrade head"}
     cwd = memory.project

@@ -17,7 +17,7 @@ from typing import Any
 from ..config import Settings
 from ..core.errors import InvalidInput
 from ..engine import Memory
-from ..hosts.session_stores import HOSTS
+from ..hosts.shared.session_stores import HOSTS
 from ..learn.driver import Options, Progress, Report, learn
 from ..store import open_read_only
 

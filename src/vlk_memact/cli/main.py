@@ -116,7 +116,7 @@ def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
 
     # Under Claude Code the model's calls without session_id join the session its hooks write to.
     memory.default_session = settings.host_session_id
-    log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.store.url, memory.project)
+    log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.database_url, memory.project)
     if sys.stdin.isatty() and sys.stderr.isatty():  # a person ran it by hand: say what it is waiting for
         print(STDIO_HINT, file=sys.stderr, flush=True)
     build_server(memory, inline=True).run("stdio")
@@ -161,7 +161,7 @@ def _session_call(memory: Memory, args: argparse.Namespace, sid: str) -> str:
         slots = memory.get_history(limit=args.limit, session_id=sid).slots
         if not args.fixes:
             return results.slots_json(slots)
-        found = fix_memory.list_fixes(memory, session=memory._key(sid).session, limit=args.limit)  # noqa: SLF001
+        found = fix_memory.list_fixes(memory, session=memory.session_key(sid).session, limit=args.limit)  # noqa: SLF001
         return render.structured_json({"slots": [asdict(s) for s in slots],
                                        "fixes": [fix_memory.fix_json(f) for f in found]})
     if args.command == "search":

@@ -1,6 +1,6 @@
 """Fix memory as every reader shows it: a fix in one line, the working fixes of an error, a lesson's fix.
 
-The hooks resolve and recall (hosts/fixes.py); the engine, the MCP tools, the CLI and the viewer read
+The hooks resolve and recall (hosts/shared/fixes.py); the engine, the MCP tools, the CLI and the viewer read
 fixes through these functions, so a fix reads the same wherever it is shown.
 """
 

@@ -1,6 +1,6 @@
 """Recording what the memory said to an agent: the one way every edge (hooks, MCP tools) keeps an intervention.
 
-A mixin of Memory, and of the hooks' store-only memory (hosts/runner.StoreOnly: the guard's PreToolUse loads
+A mixin of Memory, and of the hooks' store-only memory (engine/store_only.StoreOnly: the guard's PreToolUse loads
 no engine), so it imports nothing heavy. Recording never breaks the caller: a failed write is logged and
 forgotten, since what was said has been said. VLK_IMPACT=0 records nothing.
 """

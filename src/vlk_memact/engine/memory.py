@@ -2,7 +2,8 @@
 
 Decisions come from the pure core (loops, consolidate, conflicts, render); the engine only validates
 input, applies decisions inside a transaction and returns typed results. Each responsibility is a part
-of its own: recording.py, history.py, context.py, lessons.py (with fix_memory.py), admin.py, over base.py.
+of its own: recording.py, history.py, context.py, lessons.py (with fix_memory.py), admin.py,
+hook_events.py (the public API hooks and read-model edges use), over base.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .admin import Administration
 from .base import DEFAULT_TENANT
 from .context import Context
 from .history import History
+from .hook_events import HookEvents
 from .impact import Impact
 from .impact_record import InterventionRecorder
 from .lessons import Lessons
@@ -26,7 +28,7 @@ __all__ = ["DEFAULT_TENANT", "Memory"]
 log = logging.getLogger(__name__)
 
 
-class Memory(Recording, History, Context, Lessons, Administration, Impact, InterventionRecorder):
+class Memory(Recording, History, Context, Lessons, Administration, Impact, InterventionRecorder, HookEvents):
     """The library API: `with Memory() as m: m.record_state(raw_log=...)`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -44,7 +44,7 @@ def merge_path_key(store: Store, identity: Identity) -> int:
 
 def merged_paths(store: Store, key: str) -> tuple[str, ...]:
     """The former path keys merged into `key` (the roots of the checkouts earlier releases stored texts from):
-    what is told names files under them relative too (hosts/runner.py). Read at most once a minute."""
+    what is told names files under them relative too (hosts/shared/runner.py). Read at most once a minute."""
     cached = _MERGED.get((store.url, key))
     now = time.monotonic()
     if cached is not None and now - cached[0] < MERGED_FRESH_SECONDS and ":memory:" not in store.url:

@@ -20,7 +20,7 @@ from .fix_memory import match_keys
 from .lessons import MAX_LESSON_KEYS
 
 log = logging.getLogger(__name__)
-MAX_FIX_KEYS = 16  # hosts/fixes.py keeps a fix under match_keys of the error's first 16 keys
+MAX_FIX_KEYS = 16  # hosts/shared/fixes.py keeps a fix under match_keys of the error's first 16 keys
 
 
 def rekey_if_stale(store: Store) -> int:
@@ -65,7 +65,7 @@ def rekey_if_stale(store: Store) -> int:
                 lessons.append((cid, keys[0] if keys else None, keys))
         fixes = []
         for fid, tenant, old, raws in stale.fixes:
-            if raws:  # the failures it resolved, newest first (hosts/fixes.py)
+            if raws:  # the failures it resolved, newest first (hosts/shared/fixes.py)
                 prints = [of(raw) for raw in raws]
                 keys = tuple(dict.fromkeys(k for fp in prints for k in fp.keys))
                 fixes.append((fid, tenant, prints[0].key, match_keys(keys[:MAX_FIX_KEYS])))

@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Host name -> the module with its HOST, handle(event, memory) and STORE_ONLY_EVENTS (a new host adds a line).
-HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code", "gemini": "vlk_memact.hosts.gemini",
-            "opencode": "vlk_memact.hosts.opencode", "codex": "vlk_memact.hosts.codex"}
+HANDLERS = {"claude-code": "vlk_memact.hosts.claude_code.adapter", "gemini": "vlk_memact.hosts.gemini.adapter",
+            "opencode": "vlk_memact.hosts.opencode.adapter", "codex": "vlk_memact.hosts.codex.adapter"}
 # Hosts whose install and uninstall live in a module of their own (run_command(args)).
-INSTALLERS = {"gemini": "vlk_memact.hosts.gemini_install", "opencode": "vlk_memact.hosts.opencode_install",
-              "codex": "vlk_memact.hosts.codex_install"}
+INSTALLERS = {"gemini": "vlk_memact.hosts.gemini.install", "opencode": "vlk_memact.hosts.opencode.install",
+              "codex": "vlk_memact.hosts.codex.install"}
 HOSTS = tuple(HANDLERS)
 
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     """Run one of the three subcommands; InvalidInput propagates to the CLI's `Error:` line."""
     if args.command == "hook":
         return _hook(args)
-    from . import install_files
+    from .shared import install_files
 
     if args.command == "install" and not getattr(args, "trust", False):  # --trust says it itself, as an error
         note = install_files.missing_program(args.host)
@@ -84,7 +84,7 @@ def print_learn_note(host: str) -> None:
     """An install ends by saying how many past sessions of this project the host kept, and how to learn them."""
     from pathlib import Path
 
-    from .session_stores import learn_note
+    from .shared.session_stores import learn_note
 
     try:
         note = learn_note(host, Path.cwd().resolve())
@@ -107,7 +107,8 @@ def _claude_code(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..core.errors import InvalidInput
-    from . import install, install_files
+    from .claude_code import install
+    from .shared import install_files
 
     home = install.home_dir()
     scopes = (args.scope or install.DEFAULT_SCOPE,) if args.command == "install" else (
@@ -144,7 +145,8 @@ def plugin_doubled(event: dict[str, Any]) -> str | None:
     run both, and every failure would be recorded twice)."""
     from pathlib import Path
 
-    from . import install, install_files
+    from .claude_code import install
+    from .shared import install_files
 
     cwd = event.get("cwd")
     here = (Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()).resolve()
@@ -167,13 +169,13 @@ def hook_main(argv: list[str]) -> int:
     host = argv[0] if argv else ""
     flags = argv[1:]
     if host not in HOSTS or [a for a in flags if a != "--from-plugin"]:
-        from . import runner
+        from .shared import runner
 
         runner.report(host or "?", "-", f"usage: vlk-memact hook {{{','.join(HOSTS)}}} (got {' '.join(argv)!r}); "
                       "nothing was done")
         return 0  # a hook never fails the host, even misconfigured
     raw = None
-    from . import warm
+    from .shared import warm
 
     if warm.enabled():
         raw = warm.read_event()  # the script's warm.hook() may have read it already
@@ -183,7 +185,7 @@ def hook_main(argv: list[str]) -> int:
             reply = None  # no private socket directory: answer here
         if reply is not None:
             return warm.emit(host, reply)
-    from . import runner
+    from .shared import runner
 
     adapter = host_module(host)
     skip = plugin_doubled if "--from-plugin" in flags else None

@@ -1,6 +1,6 @@
 """Learning from the sessions already on disk (`vlk-memact learn`): day one knows last month.
 
-Each host keeps its past sessions (hosts/session_stores.py says where). A reader per host (claude_code.py,
+Each host keeps its past sessions (hosts/shared/session_stores.py says where). A reader per host (claude_code.py,
 codex.py, gemini.py, opencode.py) turns one session's files into the very events that host delivers to its
 hooks, at the moments they happened: the calls the host reports as failed, the successes, the prompts,
 the session's start and compactions, leaving out what the host fires no event for (Claude Code's input

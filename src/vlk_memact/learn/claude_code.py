@@ -1,4 +1,4 @@
-"""Claude Code's session files, made into the hook events Claude Code delivers (hosts/claude_code.py's).
+"""Claude Code's session files, made into the hook events Claude Code delivers (hosts/claude_code/adapter.py's).
 
 A session file is JSON Lines: entries of type `user` / `assistant` carry `sessionId`, `cwd`, `timestamp`,
 `uuid` and `message.content` blocks, `tool_use {id, name, input}` in the assistant's, `tool_result
@@ -9,11 +9,11 @@ session starting a file that repeats earlier lines, checkpoint copies) are merge
 `tool_use_id`. Written by many versions: a field may be missing, a line damaged or half written (the
 session being written now): what cannot be read is skipped and counted, never fatal.
 
-Per call, what Claude Code fires (verified with the pinned CLI, tests/test_hooks_e2e.py): an error of its
+Per call, what Claude Code fires (verified with the pinned CLI, tests/hosts/claude_code/test_hooks_e2e.py): an error of its
 own input checks (`<tool_use_error>`) or a call cancelled because a parallel one failed fires nothing; a
 permission refusal or an interrupt fires PreToolUse and no failure; any other error fires PreToolUse then
 PostToolUseFailure with the result text as `error`; a success PreToolUse then PostToolUse. Which kind an
-error is, hosts/failures.py says (the one classifier every path uses).
+error is, hosts/shared/failures.py says (the one classifier every path uses).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..hosts import failures
+from ..hosts.shared import failures
 from .events import EPOCH, HookEvent, Session, Source, file_stamp, json_lines, parse_time
 
 HOST = "claude-code"

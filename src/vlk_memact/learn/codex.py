@@ -1,4 +1,4 @@
-"""Codex CLI's rollouts, made into the hook events Codex delivers (hosts/codex.py's).
+"""Codex CLI's rollouts, made into the hook events Codex delivers (hosts/codex/adapter.py's).
 
 A rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl) is JSON Lines `{timestamp, type, payload}`:
 `session_meta` (the session's id and cwd) first, then `response_item`s (`function_call {name, arguments,
@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..hosts.codex import SHELL_TOOL, Outcome
+from ..hosts.codex.adapter import SHELL_TOOL, Outcome
 from .events import EPOCH, HookEvent, Session, Source, file_stamp, json_lines, parse_time
 
 HOST = "codex"

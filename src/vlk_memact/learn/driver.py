@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine import impact_record
-from ..hosts import session_stores
+from ..hosts.shared import session_stores
 from ..hosts.commands import HANDLERS
-from ..hosts.runner import checkout_roots
+from ..hosts.shared.runner import checkout_roots
 from ..core import portable
 from ..core.errors import StoreError
 from ..store import LearnedSource, Store
@@ -161,22 +161,22 @@ class Learner:
             self._memories[project] = self.memory.for_project(project)
         return self._memories[project]
 
-    def _stores(self) -> list[Store]:
-        return [self.memory.store] + ([self.ledger] if self.ledger is not None else [])
+    def _stores(self) -> list[tuple[Callable[[], Any], bool]]:
+        """(a read transaction, is the ledger) of the memory, then of a dry run's ledger."""
+        return [(self.memory.reading, False)] + ([(self.ledger.read, True)] if self.ledger is not None else [])
 
     def _known(self, source: Source) -> LearnedSource | None:
-        for store in self._stores():
-            found = _reading(store, lambda tx: tx.learned_source(self.memory.tenant, source.key), None,
-                             store is self.ledger)
+        for reading, ledger in self._stores():
+            found = _reading(reading, lambda tx: tx.learned_source(self.memory.tenant, source.key), None, ledger)
             if found is not None:
                 return found
         return None
 
     def _learned(self, project: str, units: list[str]) -> set[str]:
         found: set[str] = set()
-        for store in self._stores() if units else ():
-            found |= _reading(store, lambda tx: tx.learned_events(self.memory.tenant, project, units), set(),
-                              store is self.ledger)
+        for reading, ledger in self._stores() if units else ():
+            found |= _reading(reading, lambda tx: tx.learned_events(self.memory.tenant, project, units), set(),
+                              ledger)
         return found
 
     def run(self, found: list[tuple[str, Source]]) -> Report:
@@ -195,7 +195,7 @@ class Learner:
             ordered = kept
         self.progress.start(len(ordered))
         try:
-            with self.memory.store.batch() as batch:
+            with self.memory.batched() as batch:
                 for (host, _), sources in ordered:
                     calls = self._session(host, sources, batch)
                     batch.commit()
@@ -225,7 +225,7 @@ class Learner:
         calls = 0
         if any(e.unit is not None for e in new):
             calls = self._feed(host, session, memory, project, new, known_before, batch)
-        with memory.store.write() as tx:
+        with memory.writing() as tx:
             for source in sources:
                 stamp = "" if session.open_calls else source.stamp
                 events = len([e for e in session.events if e.completes])
@@ -236,13 +236,13 @@ class Learner:
     def _feed(self, host: str, session: Session, memory: Memory, project: str, new: list[HookEvent],
               known_before: bool, batch: Any) -> int:
         handle = _handler(host)
-        key = memory._key(session.session_id)  # noqa: SLF001 - the session key the handlers use
+        key = memory.session_key(session.session_id)
         failed = [e.failed_call for e in new if e.failed_call]
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             stored_before = tx.stored_calls(key, failed, "failure") if failed else set()
             loops_before, fixes_before = tx.session_tally(key)
         start = reader(host).start_event(session, "resume" if known_before else "startup")
-        # As the live hooks do (hosts/runner.answer_event): the repository's files named relative to its root.
+        # As the live hooks do (hosts/shared/runner.answer_event): the repository's files named relative to its root.
         self._roots = checkout_roots(session.cwd) if session.cwd and Path(session.cwd).is_dir() else ()
         self._handle(handle, start, memory, new[0].at, {})
         marks: list[str] = []
@@ -260,7 +260,7 @@ class Learner:
                 batch.commit()
                 committed = time.monotonic()
         _mark(memory, project, marks)
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             stored = tx.stored_calls(key, failed, "failure") if failed else set()
             loops_after, fixes_after = tx.session_tally(key)
         tally = self.report.projects.setdefault(project, Tally())
@@ -284,11 +284,11 @@ class Learner:
             log.debug("handler failed on %s", payload.get("hook_event_name"), exc_info=True)
 
 
-def _reading(store: Store, read: Callable[[Any], Any], missing: Any, ledger: bool) -> Any:
+def _reading(reading: Callable[[], Any], read: Callable[[Any], Any], missing: Any, ledger: bool) -> Any:
     """A read of what was learned; for a dry run's read-only ledger, `missing` when it cannot say (written by a
     version without learn's tables)."""
     try:
-        with store.read() as tx:
+        with reading() as tx:
             return read(tx)
     except StoreError:
         if not ledger:
@@ -299,7 +299,7 @@ def _reading(store: Store, read: Callable[[Any], Any], missing: Any, ledger: boo
 def _mark(memory: Memory, project: str, marks: list[str]) -> None:
     """Record the units fed since the last commit, in the transaction holding what they changed."""
     if marks:
-        with memory.store.write() as tx:
+        with memory.writing() as tx:
             tx.add_learned_events(memory.tenant, project, marks)
         marks.clear()
 
@@ -311,9 +311,9 @@ def _captured_live(memory: Memory, session: Session, events: list[HookEvent]) ->
     if not keyed:
         return set()
     own = {e.live_key[1] for e in session.events if e.live_key is not None}  # what learn stored, earlier runs
-    key = memory._key(session.session_id)  # noqa: SLF001 - the session key the handlers use
+    key = memory.session_key(session.session_id)
     found: set[str] = set()
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         for event in keyed:
             assert event.live_key is not None
             for row in tx.host_calls(key, call_key=event.live_key[0], newest_first=True, limit=20):

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..hosts.session_stores import open_text
+from ..hosts.shared.session_stores import open_text
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LIVE_SECONDS = 5.0  # a live hook stores a call within moments of the time the session file gives it

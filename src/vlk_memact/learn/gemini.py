@@ -1,4 +1,4 @@
-"""Gemini CLI's chat files, made into the hook events Gemini CLI delivers (hosts/gemini.py's).
+"""Gemini CLI's chat files, made into the hook events Gemini CLI delivers (hosts/gemini/adapter.py's).
 
 A chat (~/.gemini/tmp/<project>/chats/session-*.jsonl, Gemini CLI 0.58+) starts with a metadata line
 (`sessionId`, `projectHash`, `startTime`), then messages `{id, timestamp, type, content}`: `user` (a prompt,
@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..hosts import gemini as hooks_gemini
-from ..hosts import gemini_events as ge
-from ..hosts.session_stores import gemini_cwd, open_text
+from ..hosts.gemini import adapter as hooks_gemini
+from ..hosts.gemini import events as ge
+from ..hosts.shared.session_stores import gemini_cwd, open_text
 from .events import EPOCH, HookEvent, Session, Source, file_stamp, json_lines, parse_time
 
 HOST = "gemini"

@@ -1,4 +1,4 @@
-"""OpenCode's sessions, made into the events vlk-memact's OpenCode plugin hands its hook (hosts/opencode.py's).
+"""OpenCode's sessions, made into the events vlk-memact's OpenCode plugin hands its hook (hosts/opencode/adapter.py's).
 
 OpenCode (1.17 and later) keeps every session in one SQLite database (opencode.db, WAL, read here read-only
 through store/foreign.py): `session {id, parent_id, directory, time_created, time_updated}`, `message
@@ -7,7 +7,7 @@ a tool part being `{type: "tool", tool, callID, state: {status, input, output, e
 time: {start, end}}}`. Older versions kept the same records as JSON files under storage/ (session/<project>/
 <session>.json, message/<session>/<message>.json, part/<message>/<part>.json).
 
-What the plugin sends (opencode_plugin.js): `session.start` first, `chat.message` for each later user
+What the plugin sends (hosts/opencode/plugin.js): `session.start` first, `chat.message` for each later user
 message, `tool.execute.before` before a call runs; a call that completed gives `tool.execute.after` with
 the bash exit code (`metadata.exit`); a call that threw (its part in status `error`) gives `tool.error`
 with its message. A call still running has neither and is learned next time.

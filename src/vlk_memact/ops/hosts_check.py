@@ -23,7 +23,11 @@ HOSTS = "hosts"
 
 def host_checks(project_dir: Path | None = None, home: Path | None = None) -> list[Check]:
     """Every host's vlk-memact installation for this project directory (each host module has its checks)."""
-    from ..hosts import codex_install, gemini_install, install, install_files, opencode_install
+    from ..hosts.codex import install as codex_install
+    from ..hosts.gemini import install as gemini_install
+    from ..hosts.claude_code import install
+    from ..hosts.shared import install_files
+    from ..hosts.opencode import install as opencode_install
 
     here = (project_dir or Path.cwd()).resolve()
     project_dir = install_files.git_root(here) or here  # where a project install goes
@@ -34,7 +38,8 @@ def host_checks(project_dir: Path | None = None, home: Path | None = None) -> li
 
 def _claude_code_checks(project_dir: Path, home: Path) -> list[Check]:
     """Claude Code's vlk-memact hooks, MCP entries and plugin for this project directory."""
-    from ..hosts import install, install_files
+    from ..hosts.claude_code import install
+    from ..hosts.shared import install_files
 
     checks = _unreadable_files(install, project_dir, home)
     found = install.installations(project_dir, home)

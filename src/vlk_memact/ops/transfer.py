@@ -42,7 +42,7 @@ def export_memory(memory: Memory, out: TextIO, *, tenant: str | None = None, pro
               "filter": {"tenant": tenant, "project": project, "session": session}}
     out.write(json.dumps(header, sort_keys=True) + "\n")
     count = 0
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         for record in with_outcomes(tx, tx.dump(tenant, project, session)):
             out.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
             count += 1
@@ -63,7 +63,7 @@ def import_memory(memory: Memory, lines: Iterable[str], *, progress: Progress | 
     if header["version"] > VERSION:
         raise InvalidInput(f"this export is format version {header['version']}; upgrade vlk-memact to import it")
     records = inserted = 0
-    with memory.store.write() as tx:
+    with memory.writing() as tx:
         for number, line in numbered:
             if not line.strip():
                 continue

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import interventions as kinds
 from ..core.model import ContextResult, RecordResult
-from ..hosts.said import error_keys
+from ..hosts.shared.said import error_keys
 
 HOST = "mcp"
 
@@ -44,8 +44,8 @@ def context(memory: Any, result: ContextResult) -> None:
     in this session (carried facts, with the error keys a later record is matched against)."""
     if not memory.settings.impact or not (result.loops or result.constraint_ids):
         return
-    key = memory._key(result.session_id)  # noqa: SLF001 - the same session rule as every engine method
-    with memory.store.read() as tx:
+    key = memory.session_key(result.session_id)
+    with memory.reading() as tx:
         shown = [c for c in tx.tenant_slots(key.tenant, result.constraint_ids) if c.session_id != key.session]
         keys = {c.id: error_keys(tx, key.tenant, c) for c in shown}
         told = {i.subject for i in tx.interventions(key.tenant, key.project, session=key.session)

@@ -38,7 +38,7 @@ from ..core.model import (
     TimeTravelResult,
 )
 from ..engine import Memory
-from ..hosts.failures import non_failure
+from ..hosts.shared.failures import non_failure
 from ..store import WouldWait
 from . import said
 from . import sdk_private
@@ -141,7 +141,7 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
         subscriptions=False,
         log_level=root.settings.logging_level(server=True),  # type: ignore[arg-type]
     )
-    tools = ToolRegistrar(server, getattr(root.store, "attempt", None) if inline else None)
+    tools = ToolRegistrar(server, root.write_attempt if inline else None)
     add_time_travel(tools, memory)  # the order of tools/list: time travel first, as the spec lists them
     add_reading_tools(tools, memory)
     add_revoke_and_record(tools, memory)
@@ -290,7 +290,7 @@ def add_revoke_and_record(tools: ToolRegistrar, memory: Any) -> None:
         take, warns when the same error repeats (a loop) and recalls the lesson if it was seen before."""
         def record() -> Any:
             kind = non_failure(raw_log) if isinstance(raw_log, str) else None
-            if kind is not None:  # one classifier for every path (hosts/failures.py)
+            if kind is not None:  # one classifier for every path (hosts/shared/failures.py)
                 raise InvalidInput(f"raw_log is a {kind} of the host, not a failure of the task: not recorded "
                                    "(it would become a loop or a lesson about nothing the agent did)")
             return memory.record_state(

@@ -155,6 +155,6 @@ def serve_http(memory: Memory, tokens: Mapping[str, str] | None, host: str, port
 
     app = http_app(memory, tokens, host, port, allowed_hosts)
     log.info("vlk-memact serving MCP over Streamable HTTP at http://%s:%d%s (%s); database: %s", host, port,
-             MCP_PATH, f"{len(tokens)} token(s)" if tokens else "no authentication", memory.store.url)
+             MCP_PATH, f"{len(tokens)} token(s)" if tokens else "no authentication", memory.database_url)
     # log_config=None: uvicorn logs through ours, to stderr, instead of printing access lines to stdout.
     uvicorn.run(app, host=host, port=port, log_level=memory.settings.logging_level(server=True).lower(), log_config=None)

@@ -134,7 +134,7 @@ class Transaction(Protocol):
     def set_injected(self, key: SessionKey, items: Sequence[str], host: str | None = None) -> None:
         """Replace the session's injected item keys; host (when given) names the host whose hooks run it."""
 
-    # ---- fix memory (hosts/fixes.py); implemented in store/fixes.py ----
+    # ---- fix memory (hosts/shared/fixes.py); implemented in store/fixes.py ----
 
     def add_fix(self, fix: NewFix) -> int:
         """Keep one fix (its steps, the failures it resolved) and index it by its fingerprint keys."""

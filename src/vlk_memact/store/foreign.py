@@ -1,7 +1,7 @@
 """Reading another program's SQLite database, read-only: OpenCode keeps its past sessions in one.
 
 Only the store imports database drivers, so the learner (learn/opencode.py) and the install note
-(hosts/session_stores.py) read OpenCode's database through here. The file is opened `mode=ro`, so nothing
+(hosts/shared/session_stores.py) read OpenCode's database through here. The file is opened `mode=ro`, so nothing
 is ever written and a running OpenCode (its WAL writer) is never disturbed; a folder we may not write to (no
 `-shm` file can be made) falls back to an immutable view. Each query runs in one read transaction: one
 consistent snapshot even while OpenCode writes.

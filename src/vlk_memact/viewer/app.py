@@ -143,7 +143,7 @@ class _Pages:
         self.keys = keys
         self.allow_write = allow_write
         self.env = _environment(memory)
-        self.database = describe_database(memory.store.url)
+        self.database = describe_database(memory.database_url)
 
     def _page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = self.env.get_template(template).render(
@@ -151,7 +151,7 @@ class _Pages:
             database=self.database, tenant=self.memory.tenant, **context)
         return HTMLResponse(html, status_code=status)
 
-    def _key(self, request: Request) -> SessionKey:
+    def _session_of(self, request: Request) -> SessionKey:
         project = request.query_params.get("project")
         session = request.query_params.get("session")
         if project is None or session is None:
@@ -178,21 +178,21 @@ class _Pages:
                           tokens=readmodel.tokens)
 
     async def timeline(self, request: Request) -> Response:
-        key = self._key(request)
+        key = self._session_of(request)
         before = _int(request.query_params.get("before"), "before", 1, MAX_BEFORE)
         data = await anyio.to_thread.run_sync(readmodel.timeline, self.memory, key, before)
         chart = savings_chart(data.savings, f"Tokens saved and loops intercepted in session {key.session}")
         return self._page(request, "timeline.html", data=data, key=key, chart=chart, before=before)
 
     async def lessons(self, request: Request) -> Response:
-        key = self._key(request)
+        key = self._session_of(request)
         data = await anyio.to_thread.run_sync(readmodel.lessons, self.memory, key)
         revoked = _int(request.query_params.get("revoked"), "revoked", 1, MAX_BEFORE)
         return self._page(request, "lessons.html", data=data, key=key,
                           revoked=revoked_message(revoked) if revoked else None)
 
     async def context(self, request: Request) -> Response:
-        key = self._key(request)
+        key = self._session_of(request)
         budget = _int(request.query_params.get("max_tokens"), "max_tokens", 1, inputs.MAX_CONTEXT_TOKENS)
         scoped = self.memory.for_project(key.project)
         result = await anyio.to_thread.run_sync(

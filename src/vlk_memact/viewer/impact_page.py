@@ -84,5 +84,5 @@ async def page(pages: Any, request: Request) -> Response:
 
 
 def _projects(memory: Any) -> list[tuple[str, int]]:
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         return tx.projects(memory.tenant)

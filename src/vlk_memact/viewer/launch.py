@@ -55,7 +55,7 @@ def serve_ui(memory: Memory, *, host: str = "127.0.0.1", port: int = 0, allow_wr
     viewer = build_app(memory, host=host, port=bound, allow_write=allow_write, extra_hosts=extra_hosts)
     print(viewer.url, file=out or sys.stdout, flush=True)
     log.info("vlk-memact viewer listening on %s:%d (%s; database: %s); open the URL printed on stdout",
-             host, bound, "writes allowed: revoke" if allow_write else "read-only", describe_database(memory.store.url))
+             host, bound, "writes allowed: revoke" if allow_write else "read-only", describe_database(memory.database_url))
     config = uvicorn.Config(viewer.app, log_config=None, access_log=False, lifespan="off",
                             log_level=memory.settings.logging_level(server=True).lower(), timeout_graceful_shutdown=SHUTDOWN_SECONDS)
     server = uvicorn.Server(config)

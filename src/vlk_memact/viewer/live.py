@@ -36,7 +36,7 @@ class ChangeStream:
         self.clients = 0
 
     def _marker(self) -> tuple[int, int]:
-        with self.memory.store.read() as tx:
+        with self.memory.reading() as tx:
             return tx.change_marker(self.memory.tenant)
 
     async def endpoint(self, request: Request) -> Response:

@@ -48,7 +48,7 @@ class Overview:
 
 def overview(memory: Memory, project: str | None, limit: int) -> Overview:
     """The most recently active sessions of the tenant (of one project if given), and the chart's data."""
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         projects = tx.projects(memory.tenant)
         sessions = tx.sessions(memory.tenant, project, limit)
         savings = tx.savings(memory.tenant, project, None, CHART_LIMIT)
@@ -195,7 +195,7 @@ class Timeline:
 
 def timeline(memory: Memory, key: SessionKey, before: int | None) -> Timeline:
     """One page of a session in sequence order, with every constraint's provenance resolved."""
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         newest_first = tx.page(key, before, TIMELINE_PAGE + 1)
         page = newest_first[:TIMELINE_PAGE]
         constraints = [s for s in page if s.origin is not Origin.RECORD]
@@ -250,7 +250,7 @@ class Lessons:
 
 def lessons(memory: Memory, key: SessionKey) -> Lessons:
     """The active constraints the session sees (its own, its project's, global), conflicts flagged."""
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         constraints = tx.visible_constraints(key)
         links = tx.links([c.id for c in constraints])
         linked = {s.id: s for s in tx.tenant_slots(key.tenant, sorted({s for _, s, r in links if r == "archived"}))}
@@ -283,7 +283,7 @@ def search(memory: Memory, query: str, project: str | None, session: str | None)
     text = inputs.query(query)
     if session is not None and project is not None:
         key = SessionKey(memory.tenant, project, inputs.session_id(session))
-        with memory.store.read() as tx:
+        with memory.reading() as tx:
             return tx.search(key, text, SEARCH_LIMIT)
-    with memory.store.read() as tx:
+    with memory.reading() as tx:
         return tx.search_tenant(memory.tenant, project, text, SEARCH_LIMIT)

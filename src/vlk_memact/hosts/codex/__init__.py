@@ -1,0 +1,2 @@
+"""Codex CLI: adapter.py, install.py. Tests: tests/hosts/codex/.
+"""

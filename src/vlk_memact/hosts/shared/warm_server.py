@@ -1,0 +1,158 @@
+"""The warm hook server's side (see warm.py for why it exists and how it stays harmless): one process per
+socket answers each event with the in-process code path (runner.answer_event and the host's handle()).
+
+The client half, warm.py, is the hook's hot path and never imports this module: it starts it as
+`python -m vlk_memact.hosts.shared.warm_server PATH` (warm.spawn).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+from .warm import _PACKAGE, MAX_EVENT_BYTES, PROTOCOL, _env_ms, _receive
+
+CODE_CHECK_SECONDS = 1.0  # how soon a server notices that its code changed
+MAX_WORKERS = 8  # events answered at once; more wait in the listen backlog (a hook keeps its own deadline)
+
+
+def _code_stamp() -> str:
+    """The newest modification time of the package's modules: the server exits when it changes."""
+    newest = 0.0
+    for folder, _, files in os.walk(_PACKAGE):
+        for name in files:
+            if name.endswith(".py"):
+                newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime)
+    return repr(newest)
+
+
+def serve(path: str) -> None:
+    """Listen on path until idle or until the code changes; each connection is one event, answered by the
+    in-process code path."""
+    import contextlib
+    import fcntl
+    import json
+    import socket
+    import threading
+    import time
+
+    stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
+
+    from ...config import Settings
+    from ...engine import Memory
+    from ...engine import impact_record
+    from .. import commands
+    from . import runner
+    from .warm_pool import MemoryPool
+
+    lock = open(path + ".lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server owns this socket
+    own = Settings.from_env()
+    if os.path.exists(path):
+        os.unlink(path)  # a crashed server's socket: the lock says nobody listens on it
+    old_umask = os.umask(0o077)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.umask(old_umask)
+    listener.listen(64)
+    listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
+    memories = MemoryPool(lambda key: Memory(settings=key[0], project=key[1], identity=key[2]))
+    guard = threading.Lock()
+    # A client sends its event at once and waits at most its deadline: a connection silent for longer is
+    # dropped, so that it cannot hold a worker.
+    socket_seconds = _env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000
+    slots = threading.BoundedSemaphore(MAX_WORKERS)
+
+    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> object:
+        return memories.lease(runner.hook_target(settings, cwd))
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            host = "?"
+            said: list[object] = []
+            conn.settimeout(socket_seconds)
+            try:
+                request = marshal.loads(_receive(conn, 2 * MAX_EVENT_BYTES))
+                host = str(request.get("host"))
+                if request.get("v") != PROTOCOL or host not in commands.HANDLERS:
+                    with contextlib.suppress(OSError):  # the hook answers in its process (a usage line)
+                        conn.sendall(marshal.dumps({"declined": True}))
+                    return
+                adapter = commands.host_module(host)
+                settings = Settings.from_env(request["env"])
+                skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
+                with impact_record.deferred() as said:  # written once the answer has left (issue 33)
+                    name, reply, problem = runner.answer_event(
+                        adapter.handle, request["event"], settings, skip=skip, opener=opener)
+            except OSError:
+                return  # silent past the deadline, or gone: nobody waits for an answer
+            except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
+                name, reply, problem = "?", None, f"{type(exc).__name__}: {exc}; nothing was printed."
+            line = runner.report(host, name, problem, to_stderr=False) if problem else None
+            try:
+                text = json.dumps(reply, ensure_ascii=False) if reply else ""
+                conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
+            except OSError:
+                return  # the hook gave up (its deadline): nothing to do, nothing was said
+            impact_record.flush(said)  # what the host now shows the model
+
+    changed = threading.Event()
+    checked = [time.monotonic()]
+
+    def check_code() -> None:
+        """At most once a second, and never before a reply: a hook waits on its own answer only."""
+        now = time.monotonic()
+        with guard:
+            if now - checked[0] < CODE_CHECK_SECONDS:
+                return
+            checked[0] = now
+        if _code_stamp() != stamp:
+            changed.set()  # upgraded or edited: the next hook answers in its process and starts a new server
+
+    def serve_one(conn: socket.socket) -> None:
+        try:
+            answer(conn)
+            check_code()
+        finally:
+            slots.release()
+
+    workers: list[threading.Thread] = []
+    last_request = time.monotonic()
+    try:
+        while not changed.is_set():
+            if not slots.acquire(timeout=CODE_CHECK_SECONDS):
+                continue  # every worker busy: the next connection waits in the backlog
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                slots.release()
+                if time.monotonic() - last_request >= own.hook_server_idle_seconds:
+                    break
+                check_code()
+                continue
+            last_request = time.monotonic()
+            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
+            try:
+                worker.start()
+            except RuntimeError:  # no thread to be had: the client answers in its own process
+                slots.release()
+                conn.close()
+                continue
+            workers = [w for w in workers if w.is_alive()] + [worker]
+    finally:
+        listener.close()
+        if os.path.exists(path):
+            os.unlink(path)
+        lock.close()  # a new server may take over the name while the last answers finish here
+        for worker in workers:
+            worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
+        memories.close()  # a request still running past the join closes its Memory when it ends
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
+
