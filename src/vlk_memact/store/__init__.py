@@ -120,10 +120,12 @@ class Transaction(Protocol):
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
+        slot_ids: Sequence[int] = (),
         newest_first: bool = False,
         limit: int = 100,
     ) -> list[HostCall]:
-        """The session's recorded calls after after_id matching the filters (indexed), oldest first by default."""
+        """The session's recorded calls after after_id matching the filters (indexed), oldest first by default;
+        slot_ids: only the calls that captured one of these slots."""
 
     def claim_host_call(self, call_id: int) -> bool:
         """Mark a capture as the one a model's record of the same error was folded into; False if already so."""

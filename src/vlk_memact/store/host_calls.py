@@ -49,6 +49,7 @@ class HostCalls(SqlDialect):
         after_id: int = 0,
         within_seconds: int | None = None,
         unclaimed: bool = False,
+        slot_ids: Sequence[int] = (),
         newest_first: bool = False,
         limit: int = 100,
     ) -> list[HostCall]:
@@ -64,6 +65,9 @@ class HostCalls(SqlDialect):
         if unclaimed:
             query += " AND claimed = ?"
             params.append(False)
+        if slot_ids:
+            query += f" AND slot_id IN ({', '.join('?' for _ in slot_ids)})"
+            params += list(slot_ids)
         query += f" ORDER BY id {'DESC' if newest_first else 'ASC'} LIMIT ?"
         params.append(limit)
         return [host_call_from_row(r) for r in self._rows(query, params)]

@@ -293,6 +293,13 @@ def m010_project_merges(conn: Connection[tuple[object, ...]]) -> None:
 
 migration(postgres_interventions)  # what the memory said to agents (issue 33)
 
+
+@migration
+def m012_project_fingerprint(conn: Connection[tuple[object, ...]]) -> None:
+    """A failure's earlier sessions (the failure note, issue 34) are found by the project's fingerprint: the
+    session-led index made that read walk every slot of the project."""
+    conn.execute("CREATE INDEX idx_timeline_project_fingerprint ON agent_timeline(tenant, project, fingerprint, id)")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -362,7 +362,6 @@ def m010_fingerprint_keys_version(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE fixes ADD COLUMN fingerprint_version INTEGER")
 
 
-
 @migration
 def m011_project_merges(conn: sqlite3.Connection) -> None:
     """Each path key merged into its repository's key (store/projects.py): a project is its repository."""
@@ -376,6 +375,13 @@ def m011_project_merges(conn: sqlite3.Connection) -> None:
 
 
 migration(sqlite_interventions)  # what the memory said to agents (issue 33)
+
+
+@migration
+def m013_project_fingerprint(conn: sqlite3.Connection) -> None:
+    """A failure's earlier sessions (the failure note, issue 34) are found by the project's fingerprint: the
+    session-led index made that read walk every slot of the project."""
+    conn.execute("CREATE INDEX idx_timeline_project_fingerprint ON agent_timeline(tenant, project, fingerprint, id)")
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -119,7 +119,7 @@ class Timeline(SqlDialect):
         return [r[0] for r in rows]
 
     def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
-        # Index prefix (tenant, project) of idx_timeline_fingerprint; only failures (origin 'record') of any state.
+        # idx_timeline_project_fingerprint, newest first; only failures (origin 'record') of any state.
         rows = self._rows(
             SLOT_SELECT + " WHERE t.tenant = ? AND t.project = ? AND t.fingerprint = ? AND t.origin = 'record' "
             "ORDER BY t.id DESC LIMIT ?",

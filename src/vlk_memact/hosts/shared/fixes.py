@@ -230,11 +230,9 @@ def _passed_there(tx: Transaction, key: SessionKey, slots: Sequence[Slot]) -> bo
     if any(s.retired_reason is Retired.RESOLVED for s in slots):
         return True
     where = SessionKey(key.tenant, key.project, slots[0].session_id)
-    ids = {s.id for s in slots}
-    failed = [c for c in tx.host_calls(where, outcome="failure", newest_first=True, limit=CALLS_LOOKED_AT)
-              if c.slot_id in ids]
-    return any(tx.host_calls(where, call_key=c.call_key, outcome="success", after_id=c.id, limit=1)
-               for c in failed[:MAX_ERRORS])
+    failed = tx.host_calls(where, outcome="failure", slot_ids=sorted({s.id for s in slots}), newest_first=True,
+                           limit=MAX_ERRORS)
+    return any(tx.host_calls(where, call_key=c.call_key, outcome="success", after_id=c.id, limit=1) for c in failed)
 
 
 PROJECT_FIXES_READ = 200  # the newest fixes of the project a SessionStart matches its lessons against
