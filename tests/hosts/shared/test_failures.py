@@ -108,3 +108,13 @@ def test_a_real_failure_that_quotes_no_host_phrase_is_a_failure_in_any_script() 
 ])
 def test_a_broken_environment_is_told_from_the_error_alone(error: str, kind: str | None) -> None:
     assert failures.broken_environment(error) == kind
+
+
+@pytest.mark.parametrize(("error", "nothing"), [
+    ("Error", True), ("Exit code 1\nError", True), ("Exit code 2", True), ("failed.", True),
+    ("File does not exist. Note: your current working directory is /work/project.", False),  # a file was missing
+    ("Exit code 1\ncat: x: No such file or directory", False),
+])
+def test_says_nothing_is_a_bare_error_not_a_missing_file(error: str, nothing: bool) -> None:
+    assert failures.says_nothing(error) is nothing
+    assert failures.is_generic(error) or not nothing  # what says nothing is generic too

@@ -387,6 +387,15 @@ def test_an_error_that_names_nothing_is_never_ground_for_a_denial(memory: Memory
     assert answer is None or "permissionDecision" not in answer["hookSpecificOutput"]
 
 
+def test_an_error_that_names_nothing_from_different_calls_is_neither_announced_nor_warned_of(memory: Memory) -> None:
+    answers = [run_failing(handle, memory, command, "Error", 1)[-1] for command in ("ls src", "pwd && ls", "find .")]
+    assert memory.get_history(session_id="s1").slots  # recorded (and looped by the engine) ...
+    assert [context_of(a) for a in answers] == [None, None, None]  # ... but nothing says they are one error
+    assert handle(pre("Bash", bash("ls src")), memory) is None  # no "other calls repeated its error" warning
+    looped = run_failing(handle, memory, "make", "Error", 3)[-1]  # one call failing 3 times: still a loop to say
+    assert "failed with the same error 3 times" in (context_of(looped) or ""), looped
+
+
 def test_an_unknown_tool_and_a_read_of_the_failed_edits_file_count_as_changes(memory: Memory) -> None:
     run_failing(handle, memory, "npm test", ERROR, 3)
     handle(success("WebFetch", {"url": "https://example.org"}, {"code": 200}), memory)

@@ -142,7 +142,8 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
     fix = _fix_note(memory, call, record.timeline_id)  # "" when the VLK_HOLDOUT experiment withheld it
-    texts = [_announce(memory, call, record, fix is not None, failure_kinds.is_generic(text)), fix]
+    texts = [_announce(memory, call, record, fix is not None, failure_kinds.is_generic(text),
+                       failure_kinds.says_nothing(text)), fix]
     if not any(texts) and fix is None:  # nothing else said: whether (and how) the error ended in an earlier session
         texts.append(said.announced(memory, call, said_kinds.RECALL, _earlier_note(memory, call, record)))
     return "\n".join(t for t in texts if t) or None
@@ -167,10 +168,11 @@ def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
 
 
 def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bool = False,
-              generic: bool = False) -> str | None:
+              generic: bool = False, nameless: bool = False) -> str | None:
     """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None. A recalled loop
     of an earlier session is said as one line (where it failed, how it ended), or not at all beside its fix;
-    a recalled loop of an error that names nothing ("Error", "File does not exist.") is not said."""
+    a recalled loop of an error that names nothing ("Error", "File does not exist.") is not said, nor is a loop
+    or a repeat from different calls of an error that says nothing at all (a bare "Error": nothing joins them)."""
     loops = memory.intercept_loops(session_id=call.session_id)
     key = _session(memory, call.session_id)
     mode = memory.settings.hook_guard
@@ -180,6 +182,8 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
         with memory.reading() as tx:
             anchors = tx.slots_by_id(key, [loop.anchor_id])
             calls = _calls_of(tx.slots_by_id(key, loop.archived_ids), call.ignored_fields)
+        if nameless and len({k for k, _ in calls}) > 1:
+            return None  # an error that says nothing, from different calls: nothing says it is one error
         _remember_injected(memory, key, [f"c:{loop.anchor_id}"])
         return said.announced(memory, call, said_kinds.LOOP, inject.loop_text(
             call.described, loop, anchors[0] if anchors else None, mode, [d for _, d in calls],
@@ -201,6 +205,11 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
             return said.announced(memory, call, said_kinds.RECALL,
                                   inject.recall_text(call.described, recalled, record.session_id), recalled[0].id)
     if record.repeats >= 2:
+        if nameless:  # an error that says nothing is "the same error" only when the same call failed again
+            with memory.reading() as tx:
+                calls = _calls_of(tx.slots_by_id(key, record.repeat_ids), call.ignored_fields)
+            if len({k for k, _ in calls}) > 1:
+                return None
         return said.announced(memory, call, said_kinds.REPEAT,
                               inject.repeat_text(call.described, record.repeat_ids, memory.settings.loop_threshold))
     return None
@@ -265,6 +274,8 @@ def before_call(memory: Memory, call: ToolCall, fix: str | None = None, say_warn
         reason = inject.deny_reason(call.described, anchor, facts.same, newest.raw_log, fix)
         said.guard(memory, call, action, reason, anchor.id)
         return GuardResult(action, reason, anchor.id)
+    if action == guard.WARN and facts.same < threshold and failure_kinds.says_nothing(newest.raw_log):
+        return GuardResult(guard.NONE)  # only other calls repeated an error that says nothing: nothing to say
     if action == guard.WARN and not warned:
         if say_warning:
             _remember_injected(memory, key, [f"c:{anchor.id}", f"w:{anchor.id}:{call.key}"])

@@ -116,3 +116,13 @@ def is_generic(error: str | None) -> bool:
     """An error that says nothing specific (a bare "Error", an exit code alone, "File does not exist.")."""
     text = _EXIT.sub("", (error or "").strip()).strip()
     return bool(_GENERIC.match(" ".join(text.split())))
+
+
+_NAMELESS = re.compile(r"^(?:error|failed|failure|exception|unknown error|command failed)?[.!]?$", re.I)
+
+
+def says_nothing(error: str | None) -> bool:
+    """Not even what kind of thing failed (a bare "Error", an exit code alone): failures of different calls with
+    it are not one error, where "File does not exist." after reads of different files still says what happened."""
+    text = _EXIT.sub("", (error or "").strip()).strip()
+    return bool(_NAMELESS.match(" ".join(text.split())))
