@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from test_imports import circles, import_graph
+
 import vlk_memact
 from vlk_memact.cli.main import _parser
 
@@ -45,59 +47,18 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+_GRAPH = import_graph(MODULES)  # test_imports.py reads the imports: at the top, in functions, under TYPE_CHECKING
+
+
 def imported_modules(name: str) -> set[str]:
-    """The package's modules that module `name` imports: at the top, inside functions or under TYPE_CHECKING
-    (a lazy import closes a circle at run time as surely, and a type-only one in the reader's head).
-    `from P import x` names the module P.x when there is one, else P; a parent package is not counted
-    unless named (importing a.b runs a/__init__ first, and that is no circle of ours)."""
-    path = MODULES[name]
-    here = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = here.split(".")[: len(here.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            for alias in node.names:
-                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
-    return {m for m in found if m in MODULES and m != name}
+    """The package's modules that module `name` imports (a parent package is not counted unless named:
+    importing a.b runs a/__init__ first, and that is no circle of ours)."""
+    return _GRAPH[name]
 
 
 def _cycles() -> list[list[str]]:
-    """Every import circle, each once, as the list of modules it runs through (Tarjan's strongly
-    connected components: any component of two modules or more holds a circle)."""
-    graph = {name: sorted(imported_modules(name)) for name in MODULES}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    circles: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for target in graph[node]:
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                circles.append(sorted(component))
-
-    for name in graph:
-        if name not in index:
-            visit(name)
-    return circles
+    """Every import circle, each once, as the sorted list of modules it runs through."""
+    return circles(_GRAPH)
 
 
 def test_no_module_imports_itself_back_through_others() -> None:
