@@ -35,10 +35,21 @@ DEFAULT_DEADLINE_MS = Settings().hook_deadline_ms
 Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
 
 
+_EVENT = threading.local()  # (cwd, Identity) of the event this thread answers: its checkout is read once
+
+
+def _identify(cwd: str | None) -> Identity:
+    """The checkout of cwd (repository.py), read once per event: its roots and its project both need it."""
+    known = getattr(_EVENT, "checkout", None)
+    if known is not None and known[0] == cwd:
+        return known[1]
+    return identify(Path(cwd) if cwd else None)
+
+
 def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str, Identity]:
     """The settings a hook opens its memory with, the event's project (VLK_PROJECT, else the repository of the
     event's cwd, as the server) and the checkout it is in (repository.py)."""
-    identity = identify(Path(cwd) if cwd else None)
+    identity = _identify(cwd)
     project = settings.project or identity.key
     # A lock wait must end well inside the deadline.
     quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
@@ -68,7 +79,7 @@ def checkout_roots(cwd: str | None) -> tuple[str, ...]:
     prefixes a hook's texts name files of the repository with (core/portable.py)."""
     if not cwd:
         return ()
-    root = identify(Path(cwd)).root
+    root = _identify(cwd).root
     if root is None:
         return ()
     roots = [root]
@@ -133,6 +144,7 @@ def answer_event(
         cwd = event.get("cwd")
         cwd = cwd if isinstance(cwd, str) else None
         # What is stored and told names the repository's files relative to its root (core/portable.py).
+        _EVENT.checkout = (cwd, identify(Path(cwd) if cwd else None))
         roots = checkout_roots(cwd)
         event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only
@@ -143,6 +155,8 @@ def answer_event(
             return event_name, portable.relative_value(reply, roots), None
     except BaseException as exc:  # noqa: BLE001 - everything ends as exit 0 and a log line
         return event_name, None, _failure(exc)
+    finally:
+        _EVENT.checkout = None
 
 
 def emit(host: str, event_name: str, answer: dict[str, Any] | None, problem: str | None) -> int:
