@@ -110,15 +110,18 @@ class MemoryBase:
         return clock.stamped(when)
 
     @contextmanager
-    def one_transaction(self) -> Iterator[None]:
+    def one_transaction(self, durable: bool = True) -> Iterator[None]:
         """Within it, every write of this thread joins one store transaction, made durable by one commit at the
         end: a hook event's capture, loop check and fix note cost one fsync, not one each (bench/goals.py
         hooks). Reads before the first write do not take the write lock. What the block wrote before an
         exception is committed all the same, as it was when each write was a transaction of its own; if the
-        commit fails, nothing of the block is kept and the caches are dropped. Blocks do not nest."""
+        commit fails, nothing of the block is kept and the caches are dropped. Blocks do not nest.
+
+        durable=False: the commit is in the store (safe from a crash of any process) but its fsync waits for
+        sync(): the warm hook server answers the host first, then syncs (docs/guarantees.md)."""
         committed = False
         try:
-            with self.store.batch() as batch:
+            with self.store.batch(durable=durable) as batch:
                 try:
                     yield
                 finally:
@@ -128,6 +131,10 @@ class MemoryBase:
             if not committed:
                 self._contexts, self._present, self._loops = ContextCache(), SlotCache(), LoopMemo()
             raise
+
+    def sync(self) -> None:
+        """Make durable what one_transaction(durable=False) committed (an fsync); also after close()."""
+        self.store.sync()
 
     def close(self) -> None:
         self.store.close()

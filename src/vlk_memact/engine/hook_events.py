@@ -94,19 +94,30 @@ class HookEvents:
         with self.store.write() as tx:
             tx.set_injected(key, items, host)
 
-    def tell_fixes(self, key: SessionKey, slot_id: int, most: int) -> list[Fix]:
-        """The working fixes to tell after this failure (at most `most`), recorded as told; fixes told earlier in
-        the session that were applied and did not hold are demoted. One write transaction: the lookup, the
-        demotion and the bookkeeping cannot interleave with another hook of the session."""
+    def tell_fixes(self, key: SessionKey, failure: Slot | int, most: int) -> list[Fix]:
+        """The working fixes to tell after this failure (its Slot, or its id: read here), at most `most`, recorded as
+        told; fixes told earlier in the session that were applied and did not hold are demoted. One write
+        transaction: the lookup, the demotion and the bookkeeping cannot interleave with another hook of the
+        session."""
         with self.store.write() as tx:
-            slot = tx.slots_by_id(key, [slot_id])
-            if not slot:
-                return []
-            found, demote = fixes_for_failure(tx, key, slot[0].error_keys, tx.injected(key))
+            if isinstance(failure, int):
+                found_slots = tx.slots_by_id(key, [failure])
+                if not found_slots:
+                    return []
+                failure = found_slots[0]
+            told: list[list[str]] = []  # what the session was told, read once and only when a fix matches
+
+            def injected() -> list[str]:
+                if not told:
+                    told.append(tx.injected(key))
+                return told[0]
+
+            found, demote = fixes_for_failure(tx, key, failure.error_keys, injected)
             for fix_id in demote:
                 tx.demote_fix(fix_id)
             shown = found[:most]
-            _remember(tx, key, [f"f:{f.id}" for f in shown])
+            if shown:
+                _remember(tx, key, [f"f:{f.id}" for f in shown], injected())
             return shown
 
     def guard_facts(self, key: SessionKey, call_key: str) -> GuardFacts | None:
@@ -198,8 +209,9 @@ def _active_anchor(tx: Transaction, key: SessionKey, looped: list[Slot]) -> Slot
     return next((c for c in candidates if c.id in by), candidates[-1])
 
 
-def _remember(tx: Transaction, key: SessionKey, items: Collection[str]) -> None:
-    known = tx.injected(key)
+def _remember(tx: Transaction, key: SessionKey, items: Collection[str], known: Sequence[str] | None = None) -> None:
+    """Add items to what the session was told (known: what it was told, when already read in tx)."""
+    known = tx.injected(key) if known is None else known
     new = [i for i in items if i not in known]
     if new:
         tx.set_injected(key, [*known, *new])
@@ -214,15 +226,16 @@ def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
 
 
 def fixes_for_failure(tx: Transaction, key: SessionKey, error_keys: Sequence[str],
-                      injected: Sequence[str]) -> tuple[list[Fix], list[int]]:
+                      injected: Sequence[str] | Callable[[], Sequence[str]]) -> tuple[list[Fix], list[int]]:
     """The working fixes to tell after a failure of these error keys, and the ids of fixes told earlier in the
-    session that were applied and did not hold (to demote). Reads only."""
+    session that were applied and did not hold (to demote). Reads only; injected (what the session was told, or
+    how to read it) is read only when a fix matches."""
     if not error_keys:
         return [], []
     found = tx.fixes_matching(key, match_keys(error_keys), FIXES_LOOKED_AT)
     if not found:
         return [], []
-    told = {item for item in injected if item.startswith("f:")}
+    told = {item for item in (injected() if callable(injected) else injected) if item.startswith("f:")}
     demote: list[int] = []
     earlier = [f for f in found if f"f:{f.id}" in told and f.demoted == 0]
     if earlier:

@@ -48,13 +48,17 @@ class StoreOnly(InterventionRecorder, HookEvents):
         return SessionKey(self.tenant, self.project, inputs.session_id(session_id))
 
     @contextmanager
-    def one_transaction(self) -> Iterator[None]:
+    def one_transaction(self, durable: bool = True) -> Iterator[None]:
         """As Memory.one_transaction: the event's writes, if any, in one transaction."""
-        with self.store.batch() as batch:
+        with self.store.batch(durable=durable) as batch:
             try:
                 yield
             finally:
                 batch.commit()
+
+    def sync(self) -> None:
+        """As Memory.sync."""
+        self.store.sync()
 
     def close(self) -> None:
         self.store.close()

@@ -225,9 +225,10 @@ class Transaction(Protocol):
     def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
         """The slots of the tenant among ids, whatever their session, by id."""
 
-    def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
+    def project_failures(self, key: SessionKey, fingerprint: str, limit: int, content: bool = True) -> list[Slot]:
         """The newest `limit` recorded failures with this fingerprint in any session of key's project (any state),
-        newest first: has an error failed in another session before?"""
+        newest first: has an error failed in another session before? content=False leaves raw_log, file_context
+        and tool_payload None (a hook's hot path that needs only where and when)."""
 
     def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:
         """(constraint id, source id, relation) of these constraints' provenance links."""
@@ -264,9 +265,13 @@ class Store(Protocol):
     def dry_run(self) -> AbstractContextManager[Transaction]:
         """A write transaction that is always rolled back and leaves no trace, the ids it used included."""
 
-    def batch(self) -> AbstractContextManager[Batch]:
+    def batch(self, durable: bool = True) -> AbstractContextManager[Batch]:
         """One long write transaction that this thread's write(), read() and dry_run() join, each write as a
-        savepoint; Batch.commit() commits what it holds and goes on in a new one (store/batch.py)."""
+        savepoint; Batch.commit() commits what it holds and goes on in a new one (store/batch.py). durable=False:
+        a commit may return before it is on disk (safe from a process crash); sync() then makes it durable."""
+
+    def sync(self) -> None:
+        """Make durable what batch(durable=False) committed; returns once it is on disk."""
 
     def optimize(self, vacuum: bool) -> None:
         """Give freed space back: checkpoint and, with vacuum, rebuild the file (outside any transaction)."""

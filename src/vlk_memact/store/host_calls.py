@@ -54,6 +54,8 @@ class HostCalls(SqlDialect):
         limit: int = 100,
     ) -> list[HostCall]:
         query, params = _HOST_CALL + " AND id > ?", [*session_params(key), after_id]
+        if slot_ids:  # a few slots' calls through idx_host_calls_slot, not a walk of the session's calls by id
+            query = _HOST_CALL.replace("session_id = ?", "session_id || '' = ?") + " AND id + 0 > ?"
         where, given = equalities("", (("call_key", call_key), ("outcome", outcome), ("target", target)))
         if where:
             query += " AND " + where

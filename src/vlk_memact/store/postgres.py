@@ -144,9 +144,10 @@ class PostgresStore:
         yield from self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lock=False)
 
     @contextmanager
-    def batch(self) -> Iterator[Batch]:
+    def batch(self, durable: bool = True) -> Iterator[Batch]:
         """One write transaction at a time (write lock held) that this thread's write(), read() and dry_run()
-        join (store/batch.py); batch.commit() releases the lock, taken again when a joined transaction needs it."""
+        join (store/batch.py); batch.commit() releases the lock, taken again when a joined transaction needs it.
+        durable=False changes nothing here: every commit is flushed before it returns (docs/guarantees.md)."""
         if self._joined.active:
             raise StoreError("a batch is already open in this thread; batches do not nest")
 
@@ -300,6 +301,9 @@ class PostgresStore:
                 conn.execute(command + ", ".join(_TABLES))
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._fault(exc, "write") from exc
+
+    def sync(self) -> None:
+        """Nothing to do: a batch's commits were durable when they returned."""
 
     def close(self) -> None:
         self._pool.close()

@@ -29,6 +29,9 @@ SLOT_COLUMNS = """t.id, t.session_id, t.sequence_order, t.temporal_state, t.orig
     t.retired_by, t.lessons, t.tenant, t.project, t.scope, t.fire_count, t.last_fired_at, t.uid"""
 SLOT_SELECT = f"""SELECT {SLOT_COLUMNS}
 FROM agent_timeline t LEFT JOIN memory_contents c ON c.id = t.content_id"""
+# The same columns with the content's (raw_log, file_context, tool_payload) left NULL: no read of the log texts.
+SLOT_SELECT_NO_CONTENT = "SELECT " + SLOT_COLUMNS.replace("c.raw_log, c.file_context, c.tool_payload",
+                                                         "NULL, NULL, NULL") + " FROM agent_timeline t"
 # What tells one stored version of a slot from another: its id and uid (an id reused after a restore or a
 # rolled-back insert is another row), its content id (a content row is never rewritten) and every column
 # any statement updates. Every other column of SLOT_COLUMNS is written once, by the insert.

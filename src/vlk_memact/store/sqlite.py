@@ -8,6 +8,7 @@ make several processes on one file safe; a UNIQUE index keeps sequence numbers u
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -110,6 +111,8 @@ class SqliteStore:
         self._opened_immutable = False
         self._trace: Callable[[str], object] | None = None
         self._joined = Joined()  # the batch this thread's transactions join (store/batch.py)
+        self._unsynced = False  # a batch(durable=False) committed what sync() has not yet made durable
+        self._sync_lock = threading.Lock()
         self._conn = self._connect(writable=target != MEMORY and not is_read_only_url(target))
         self._conn_busy_ms = busy_timeout_ms  # the writing connection's busy timeout now (0 under no_wait)
         log.info("SQLite store ready at %s", target)
@@ -209,11 +212,15 @@ class SqliteStore:
         yield from self._writing(commit=False)
 
     @contextmanager
-    def batch(self) -> Iterator[Batch]:
+    def batch(self, durable: bool = True) -> Iterator[Batch]:
         """One write transaction at a time that this thread's write(), read() and dry_run() join
         (store/batch.py); after batch.commit() the next one begins when a joined transaction needs it. The
         write lock is taken when a transaction of the batch begins and released when it commits, so a batch
-        that has not written yet (a hook event that only reads) waits for no other thread's writes."""
+        that has not written yet (a hook event that only reads) waits for no other thread's writes.
+
+        durable=False: its commits skip the fsync (synchronous=NORMAL: in the write-ahead log, safe from a crash
+        of any process, not yet from a power cut) until sync(); the warm hook server answers first, then syncs
+        (docs/guarantees.md)."""
         if self._joined.active:
             raise StoreError("a batch is already open in this thread; batches do not nest")
         held = [False]
@@ -229,6 +236,8 @@ class SqliteStore:
             try:
                 conn = self._joined.conn = self._connection(writing=True)
                 self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
+                if not durable:
+                    conn.execute("PRAGMA synchronous = NORMAL")  # back to FULL when the commit ends
                 begin_write(conn, self._with_lock_retry, False)
             except BaseException as exc:
                 release()
@@ -242,11 +251,15 @@ class SqliteStore:
                 if conn is not None and conn.in_transaction:
                     try:
                         conn.execute("COMMIT")
+                        if not durable:
+                            self._unsynced = True
                     except sqlite3.Error as exc:
                         _rollback(conn)
                         raise self._fault(exc, "write") from exc
             finally:
                 self._joined.begin = begin
+                if not durable and held[0] and conn is not None:
+                    self._restore_full(conn)
                 release()
 
         self._joined.active, self._joined.conn, self._joined.begin = True, None, begin
@@ -259,6 +272,8 @@ class SqliteStore:
         except BaseException:
             if held[0] and self._joined.conn is not None:
                 _rollback(self._joined.conn)  # what was not committed
+                if not durable:
+                    self._restore_full(self._joined.conn)
             raise
         finally:
             release()
@@ -338,6 +353,35 @@ class SqliteStore:
             for conn in (self._conn, self._reader):
                 if conn is not None:
                     conn.set_trace_callback(trace)
+
+    def _restore_full(self, conn: sqlite3.Connection) -> None:
+        """Every other transaction of the connection commits with an fsync again; a connection that cannot say
+        so is reopened (it opens with synchronous=FULL)."""
+        try:
+            conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as exc:
+            log.warning("could not restore synchronous=FULL (%s); the connection is reopened", exc)
+            self._stale = True
+
+    def sync(self) -> None:
+        """Make durable what batch(durable=False) committed: one fsync of the write-ahead log, the one its
+        commits skipped (a checkpoint since has synced it already). Returns once it is on disk."""
+        path = path_of(self.url)
+        with self._sync_lock:
+            if not self._unsynced or path is None:
+                return
+            self._unsynced = False
+            try:
+                fd = os.open(path + "-wal", os.O_RDONLY)
+            except FileNotFoundError:
+                return  # the last connection closed: its checkpoint synced the log into the file and removed it
+            try:
+                os.fsync(fd)
+            except OSError:
+                self._unsynced = True
+                raise
+            finally:
+                os.close(fd)
 
     def close(self) -> None:
         with self._lock, self._read_lock:

@@ -14,7 +14,7 @@ from typing import Any
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from . import clock
 from .dialect import SESSION, SqlDialect, session_params
-from .rows import SLOT_SELECT, SLOT_VERSION_COLUMNS, slot_from_row
+from .rows import SLOT_SELECT, SLOT_SELECT_NO_CONTENT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
@@ -118,10 +118,11 @@ class Timeline(SqlDialect):
         )
         return [r[0] for r in rows]
 
-    def project_failures(self, key: SessionKey, fingerprint: str, limit: int) -> list[Slot]:
+    def project_failures(self, key: SessionKey, fingerprint: str, limit: int, content: bool = True) -> list[Slot]:
         # idx_timeline_project_fingerprint, newest first; only failures (origin 'record') of any state.
         rows = self._rows(
-            SLOT_SELECT + " WHERE t.tenant = ? AND t.project = ? AND t.fingerprint = ? AND t.origin = 'record' "
+            (SLOT_SELECT if content else SLOT_SELECT_NO_CONTENT)
+            + " WHERE t.tenant = ? AND t.project = ? AND t.fingerprint = ? AND t.origin = 'record' "
             "ORDER BY t.id DESC LIMIT ?",
             (key.tenant, key.project, fingerprint, limit),
         )

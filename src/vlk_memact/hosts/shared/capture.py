@@ -141,33 +141,38 @@ def on_failure(memory: Memory, call: ToolCall, error: str) -> str | None:
     )
     if record.already_recorded_by == "call":
         return None  # the host delivered the same event twice: it was announced the first time
-    fix = _fix_note(memory, call, record.timeline_id)  # "" when the VLK_HOLDOUT experiment withheld it
-    texts = [_announce(memory, call, record, fix is not None, failure_kinds.is_generic(text),
+    key = _session(memory, call.session_id)
+    with memory.reading() as tx:  # the failure as stored (redacted, relative paths): read once for the notes below
+        found = tx.slots_by_id(key, [record.timeline_id])
+    failure = found[0] if found else None
+    fix = _fix_note(memory, call, failure) if failure is not None else None  # "" when the VLK_HOLDOUT experiment withheld it
+    texts = [_announce(memory, call, record, failure, fix is not None, failure_kinds.is_generic(text),
                        failure_kinds.says_nothing(text)), fix]
     if not any(texts) and fix is None:  # nothing else said: whether (and how) the error ended in an earlier session
-        texts.append(said.announced(memory, call, said_kinds.RECALL, _earlier_note(memory, call, record)))
+        texts.append(said.announced(memory, call, said_kinds.RECALL, _earlier_note(memory, call, failure)))
     return "\n".join(t for t in texts if t) or None
 
 
-def _earlier_note(memory: Memory, call: ToolCall, record: RecordResult) -> str | None:
+def _earlier_note(memory: Memory, call: ToolCall, failure: Slot | None) -> str | None:
     """Where this error failed the same way in an earlier session, and whether it was resolved there."""
+    if failure is None:
+        return None
     key = _session(memory, call.session_id)
     with memory.reading() as tx:
-        slot = tx.slots_by_id(key, [record.timeline_id])
-        return fixes.earlier_text(tx, key, slot[0], call.described) if slot else None
+        return fixes.earlier_text(tx, key, failure, call.described)
 
 
-def _fix_note(memory: Memory, call: ToolCall, slot_id: int) -> str | None:
+def _fix_note(memory: Memory, call: ToolCall, failure: Slot) -> str | None:
     """What fixed this error in an earlier session (fix memory), said once per fix and session: the lookup, the
     demotion of a fix that did not hold and the bookkeeping are one engine call (Memory.tell_fixes)."""
     key = _session(memory, call.session_id)
-    shown = memory.tell_fixes(key, slot_id, fixes.FIXES_TOLD)
+    shown = memory.tell_fixes(key, failure, fixes.FIXES_TOLD)
     if not shown:
         return None
     return said.fixes(memory, call, key, shown, fixes.recall_text(shown, key.session))
 
 
-def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bool = False,
+def _announce(memory: Memory, call: ToolCall, record: RecordResult, failure: Slot | None, fix_told: bool = False,
               generic: bool = False, nameless: bool = False) -> str | None:
     """A loop intercepted now, a lesson recalled, or the same error live again; otherwise None. A recalled loop
     of an earlier session is said as one line (where it failed, how it ended), or not at all beside its fix;
@@ -199,7 +204,7 @@ def _announce(memory: Memory, call: ToolCall, record: RecordResult, fix_told: bo
             if all(c.origin is Origin.ANCHOR for c in recalled):
                 if fix_told:
                     return None
-                note = _earlier_note(memory, call, record)
+                note = _earlier_note(memory, call, failure)
                 if note or generic:
                     return said.announced(memory, call, said_kinds.RECALL, note, recalled[0].id)
             return said.announced(memory, call, said_kinds.RECALL,

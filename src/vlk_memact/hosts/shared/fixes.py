@@ -212,7 +212,7 @@ def earlier_text(tx: Transaction, key: SessionKey, slot: Slot, call: str) -> str
     None when it did not, when it already failed earlier in this session (said then), or when it names nothing."""
     if not slot.fingerprint or failure_kinds.is_generic(slot.raw_log):
         return None
-    met = tx.project_failures(key, slot.fingerprint, EARLIER_READ)
+    met = tx.project_failures(key, slot.fingerprint, EARLIER_READ, content=False)  # where and when, not the logs
     if any(s.session_id == key.session and s.id < slot.id for s in met):
         return None
     earlier = [s for s in met if s.session_id != key.session and s.id < slot.id]

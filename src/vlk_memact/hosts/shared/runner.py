@@ -132,8 +132,12 @@ def answer_event(
     skip: Skip | None = None,
     store_only: StoreOnlyRule = (),
     opener: Opener = open_memory,
+    durable: bool = True,
 ) -> tuple[str, dict[str, Any] | None, str | None]:
-    """(event name, the answer to print or None, a problem to report or None); never raises."""
+    """(event name, the answer to print or None, a problem to report or None); never raises.
+
+    durable=False: the event's commit skips its fsync; the caller syncs the memory once the answer has left
+    (the warm server, warm_server.py; docs/guarantees.md)."""
     event_name = "?"
     try:
         event = parse_event(raw)
@@ -148,7 +152,7 @@ def answer_event(
         roots = checkout_roots(cwd)
         event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only
-        with opener(settings, cwd, light) as memory, memory.one_transaction():  # one durable commit per event
+        with opener(settings, cwd, light) as memory, memory.one_transaction(durable):  # one commit per event
             reply = handle(event, memory)
             if reply:  # texts an earlier release stored with a former checkout's paths read right here too
                 roots = (*roots, *_former_roots(memory))

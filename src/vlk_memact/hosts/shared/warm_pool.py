@@ -31,6 +31,11 @@ class Lease:
     def __init__(self, pool: MemoryPool, entry: _Entry) -> None:
         self._pool, self._entry = pool, entry
 
+    @property
+    def memory(self) -> Any:
+        """The leased Memory (still to be synced after the lease ends: warm_server.durable)."""
+        return self._entry.memory
+
     def __enter__(self) -> Any:
         return self._entry.memory
 

@@ -27,6 +27,18 @@ def _code_stamp() -> str:
     return repr(newest)
 
 
+def durable(used: list) -> None:
+    """The fsync the event's commit skipped (runner.answer_event durable=False), right after the answer left;
+    a failure is logged in the hook log, as any other."""
+    for memory in used:
+        try:
+            memory.sync()
+        except Exception as exc:  # noqa: BLE001 - logged; the next commit of the store syncs the log again
+            from .hook_log import report
+
+            report("?", "sync", f"could not make the event durable: {type(exc).__name__}: {exc}", to_stderr=False)
+
+
 def serve(path: str) -> None:
     """Listen on path until idle or until the code changes; each connection is one event, answered by the
     in-process code path."""
@@ -67,10 +79,14 @@ def serve(path: str) -> None:
     socket_seconds = _env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000
     slots = threading.BoundedSemaphore(MAX_WORKERS)
 
-    def opener(settings: Settings, cwd: str | None, _store_only: bool) -> object:
-        return memories.lease(runner.hook_target(settings, cwd))
-
     def answer(conn: socket.socket) -> None:
+        used: list[Memory] = []  # to sync once the answer has left
+
+        def opener(settings: Settings, cwd: str | None, _store_only: bool) -> object:
+            lease = memories.lease(runner.hook_target(settings, cwd))
+            used.append(lease.memory)
+            return lease
+
         with conn:
             host = "?"
             said: list[object] = []
@@ -86,8 +102,10 @@ def serve(path: str) -> None:
                 settings = Settings.from_env(request["env"])
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
                 with impact_record.deferred() as said:  # written once the answer has left (issue 33)
+                    # The event's commit is made durable after the answer (sync below): the host does not wait
+                    # for the fsync (docs/guarantees.md).
                     name, reply, problem = runner.answer_event(
-                        adapter.handle, request["event"], settings, skip=skip, opener=opener)
+                        adapter.handle, request["event"], settings, skip=skip, opener=opener, durable=False)
             except OSError:
                 return  # silent past the deadline, or gone: nobody waits for an answer
             except Exception as exc:  # noqa: BLE001 - a bad request is the client's problem, reported there
@@ -97,8 +115,10 @@ def serve(path: str) -> None:
                 text = json.dumps(reply, ensure_ascii=False) if reply else ""
                 conn.sendall(marshal.dumps({"event_name": name, "stdout": text, "line": line}))
             except OSError:
-                return  # the hook gave up (its deadline): nothing to do, nothing was said
+                said = []  # the hook gave up (its deadline): nothing was said
+            conn.close()  # the client reads to the end of the stream: its wait ends here, not after the writes below
             impact_record.flush(said)  # what the host now shows the model
+            durable(used)
 
     changed = threading.Event()
     checked = [time.monotonic()]
