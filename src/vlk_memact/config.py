@@ -121,6 +121,13 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+def settings_key(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The variables Settings.from_env reads (DATABASE_URL, CLAUDE_CODE_SESSION_ID and every VLK_*): equal keys give
+    equal settings, so that the warm hook server builds them once per environment, not once per event."""
+    return tuple(sorted((k, v) for k, v in environ.items()
+                        if k.startswith("VLK_") or k in ("DATABASE_URL", "CLAUDE_CODE_SESSION_ID")))
+
+
 def data_dir() -> Path:
     """vlk-memact's folder in the user's data directory (XDG_DATA_HOME honoured): the default database, the
     hook log, the installers' backups."""

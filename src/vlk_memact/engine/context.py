@@ -58,11 +58,18 @@ class Context(MemoryBase):
         return result
 
     def intercept_loops(self, session_id: Any = inputs.DEFAULT_SESSION) -> list[LoopReport]:
-        """The loops fetch_context would intercept now, intercepted by the same pipeline (consolidation included),
-        without rendering the context: a hook's failure event reads only the loops, on every failed tool call."""
+        """The loops fetch_context would intercept now, intercepted by the same pipeline, without rendering the
+        context: a hook's failure event reads only the loops, on every failed tool call. The constraints are
+        consolidated when a loop added one (its anchor); otherwise they are as the last pipeline left them, and the
+        next fetch_context runs the whole pipeline anyway, so the hot path does not read them."""
         key = self._key(session_id)
         with self.store.write() as tx:
-            return self._pipeline(tx, key, logging.INFO)[3]
+            present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), logging.INFO)
+            loops = self._intercept_loops(tx, key, present, logging.INFO)
+            if loops:
+                constraints = tx.visible_constraints(key)
+                self._consolidate(tx, key, constraints, find_conflicts(constraints), logging.INFO)
+            return loops
 
     def preview_context(self, session_id: Any = inputs.DEFAULT_SESSION, max_tokens: Any = None) -> ContextResult:
         """What fetch_context would return now, by the same pipeline in a transaction that is rolled back."""

@@ -8,11 +8,13 @@ stderr to the model. VLK_HOOK_DEADLINE_MS bounds the whole hook, well under the 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Collection
 from dataclasses import replace
@@ -36,6 +38,37 @@ Handler = Callable[[dict[str, Any], "Memory"], "dict[str, Any] | None"]
 
 
 _EVENT = threading.local()  # (cwd, Identity) of the event this thread answers: its checkout is read once
+CHECKOUT_SECONDS = 5.0  # how long the warm server trusts a folder's checkout without reading git's files again
+_CHECKOUTS_KEPT = 256
+_checkouts: dict[str | None, tuple[float, tuple[int | None, bool], Identity]] = {}  # cwd -> (until, stamp, it)
+
+
+def _stamp(cwd: str | None, identity: Identity) -> tuple[int | None, bool]:
+    """What changes when the checkout does: when its git config last changed (a remote added or renamed changes
+    the project; None for a worktree, whose .git is a file, or no repository) and whether cwd holds a .git (git init
+    there)."""
+    config: int | None = None
+    if identity.root is not None:
+        try:
+            config = os.stat(os.path.join(identity.root, ".git", "config")).st_mtime_ns
+        except OSError:
+            pass
+    return config, bool(cwd) and os.path.lexists(os.path.join(cwd or "", ".git"))
+
+
+def _checkout(cwd: str | None) -> Identity:
+    """identify(cwd), kept for CHECKOUT_SECONDS and while the checkout's git config is unchanged: the warm server
+    answers every tool call of a session from the same folder, and reading git's files is a fifth of a failure
+    event's work there (issue 37). A process answering one event reads them once, as before."""
+    now = time.monotonic()
+    known = _checkouts.get(cwd)
+    if known is not None and now < known[0] and _stamp(cwd, known[2]) == known[1]:
+        return known[2]
+    identity = identify(Path(cwd) if cwd else None)
+    if len(_checkouts) >= _CHECKOUTS_KEPT:
+        _checkouts.clear()
+    _checkouts[cwd] = (now + CHECKOUT_SECONDS, _stamp(cwd, identity), identity)
+    return identity
 
 
 def _identify(cwd: str | None) -> Identity:
@@ -43,17 +76,20 @@ def _identify(cwd: str | None) -> Identity:
     known = getattr(_EVENT, "checkout", None)
     if known is not None and known[0] == cwd:
         return known[1]
-    return identify(Path(cwd) if cwd else None)
+    return _checkout(cwd)
 
 
 def hook_target(settings: Settings, cwd: str | None) -> tuple[Settings, str, Identity]:
     """The settings a hook opens its memory with, the event's project (VLK_PROJECT, else the repository of the
     event's cwd, as the server) and the checkout it is in (repository.py)."""
     identity = _identify(cwd)
-    project = settings.project or identity.key
-    # A lock wait must end well inside the deadline.
-    quick = replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
-    return quick, project, identity
+    return _quick(settings), settings.project or identity.key, identity
+
+
+@functools.lru_cache(maxsize=64)
+def _quick(settings: Settings) -> Settings:
+    """The settings with a lock wait that ends well inside the hook's deadline (built once per settings)."""
+    return replace(settings, busy_timeout_ms=max(50, min(settings.busy_timeout_ms, settings.hook_deadline_ms // 3)))
 
 
 def open_memory(settings: Settings, cwd: str | None, store_only: bool = False) -> Memory | StoreOnly:
@@ -148,7 +184,7 @@ def answer_event(
         cwd = event.get("cwd")
         cwd = cwd if isinstance(cwd, str) else None
         # What is stored and told names the repository's files relative to its root (core/portable.py).
-        _EVENT.checkout = (cwd, identify(Path(cwd) if cwd else None))
+        _EVENT.checkout = (cwd, _checkout(cwd))
         roots = checkout_roots(cwd)
         event = portable.relative_value(event, roots)
         light = store_only(event) if callable(store_only) else event_name in store_only

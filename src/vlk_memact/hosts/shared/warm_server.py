@@ -44,14 +44,16 @@ def serve(path: str) -> None:
     in-process code path."""
     import contextlib
     import fcntl
+    import functools
     import json
+    import queue
     import socket
     import threading
     import time
 
     stamp = _code_stamp()  # before the imports below: an edit made while they load is seen
 
-    from ...config import Settings
+    from ...config import Settings, settings_key
     from ...engine import Memory
     from ...engine import impact_record
     from .. import commands
@@ -73,6 +75,8 @@ def serve(path: str) -> None:
     listener.listen(64)
     listener.settimeout(min(CODE_CHECK_SECONDS, own.hook_server_idle_seconds))
     memories = MemoryPool(lambda key: Memory(settings=key[0], project=key[1], identity=key[2]))
+    # Settings of a hook's environment, built once per environment (a ConfigError is not kept: raised each time).
+    settings_of = functools.lru_cache(maxsize=64)(lambda key: Settings.from_env(dict(key)))
     guard = threading.Lock()
     # A client sends its event at once and waits at most its deadline: a connection silent for longer is
     # dropped, so that it cannot hold a worker.
@@ -99,7 +103,7 @@ def serve(path: str) -> None:
                         conn.sendall(marshal.dumps({"declined": True}))
                     return
                 adapter = commands.host_module(host)
-                settings = Settings.from_env(request["env"])
+                settings = settings_of(settings_key(request["env"]))
                 skip = commands.plugin_doubled if "--from-plugin" in request.get("flags", []) else None
                 with impact_record.deferred() as said:  # written once the answer has left (issue 33)
                     # The event's commit is made durable after the answer (sync below): the host does not wait
@@ -140,7 +144,17 @@ def serve(path: str) -> None:
         finally:
             slots.release()
 
-    workers: list[threading.Thread] = []
+    # MAX_WORKERS threads started once, each taking the next accepted connection: a thread started per event
+    # costs a hook more than the queue's hand-over (issue 37).
+    jobs: queue.SimpleQueue[socket.socket | None] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (conn := jobs.get()) is not None:
+            serve_one(conn)
+
+    workers = [threading.Thread(target=work, name=f"vlk-hook-{n}", daemon=True) for n in range(MAX_WORKERS)]
+    for worker in workers:
+        worker.start()
     last_request = time.monotonic()
     try:
         while not changed.is_set():
@@ -155,19 +169,14 @@ def serve(path: str) -> None:
                 check_code()
                 continue
             last_request = time.monotonic()
-            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
-            try:
-                worker.start()
-            except RuntimeError:  # no thread to be had: the client answers in its own process
-                slots.release()
-                conn.close()
-                continue
-            workers = [w for w in workers if w.is_alive()] + [worker]
+            jobs.put(conn)
     finally:
         listener.close()
         if os.path.exists(path):
             os.unlink(path)
         lock.close()  # a new server may take over the name while the last answers finish here
+        for _ in workers:
+            jobs.put(None)
         for worker in workers:
             worker.join(_env_ms("VLK_HOOK_DEADLINE_MS", 2500) / 1000)
         memories.close()  # a request still running past the join closes its Memory when it ends
