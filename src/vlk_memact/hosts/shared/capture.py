@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ...core.model import NewHostCall, Origin, RecordResult, SessionKey, Slot
@@ -25,7 +26,8 @@ PAYLOAD_STRING_CHARS = 600  # per string of an oversized tool input kept in tool
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call as every host reports it."""
+    """One tool call as every host reports it. What is derived from it (its key, target, summary, ...) is computed
+    once: an event asks for them several times."""
 
     session_id: str
     cwd: str | None
@@ -38,16 +40,16 @@ class ToolCall:
     ignored_fields: Mapping[str, Collection[str]] = field(default_factory=lambda: guard.IGNORED_FIELDS)
     host: str | None = None  # the adapter's HOST: stored with the call, so `vlk-memact sessions` names it
 
-    @property
+    @cached_property
     def key(self) -> str:
         return guard.call_key(self.tool_name, self.tool_input, self.ignored_fields)
 
-    @property
+    @cached_property
     def changes_state(self) -> bool:
         return guard.changes_state(self.tool_name, self.edit_tools, self.shell_tools, self.tool_input,
                                    self.read_tools)
 
-    @property
+    @cached_property
     def changes_before_failing(self) -> bool:
         """A failed shell command line whose earlier commands wrote (`sed -i f && pytest`): the guard counts it
         as a change, since the write happened whatever failed after it."""
@@ -56,15 +58,15 @@ class ToolCall:
         command = steps.command_of(self.tool_input)
         return command is not None and read_only.may_change_before_failing(command)
 
-    @property
+    @cached_property
     def described(self) -> str:
         return inject.describe_call(self.tool_name, self.tool_input)
 
-    @property
+    @cached_property
     def target(self) -> str | None:
         return steps.target_of(self.tool_name, self.tool_input, self.shell_tools)
 
-    @property
+    @cached_property
     def summary(self) -> str:
         return steps.summary_of(self.tool_name, self.tool_input, self.shell_tools, self.edit_tools)
 

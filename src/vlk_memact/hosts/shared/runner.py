@@ -112,10 +112,25 @@ def _former_roots(memory: Any) -> tuple[str, ...]:
 
 def checkout_roots(cwd: str | None) -> tuple[str, ...]:
     """The root of the checkout holding cwd, as resolved and as the host spells it (through a symlink): the
-    prefixes a hook's texts name files of the repository with (core/portable.py)."""
+    prefixes a hook's texts name files of the repository with (core/portable.py); kept with the checkout."""
     if not cwd:
         return ()
-    root = _identify(cwd).root
+    identity = _identify(cwd)
+    known = _roots.get(cwd)
+    if known is not None and known[0] is identity:
+        return known[1]
+    roots = _roots_of(cwd, identity)
+    if len(_roots) >= _CHECKOUTS_KEPT:
+        _roots.clear()
+    _roots[cwd] = (identity, roots)
+    return roots
+
+
+_roots: dict[str, tuple[Identity, tuple[str, ...]]] = {}  # cwd -> (the Identity they were found for, its roots)
+
+
+def _roots_of(cwd: str, identity: Identity) -> tuple[str, ...]:
+    root = identity.root
     if root is None:
         return ()
     roots = [root]
