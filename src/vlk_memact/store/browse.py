@@ -94,7 +94,8 @@ class Browse(SqlDialect):
 
     def tenant_slots(self, tenant: str, ids: Sequence[int]) -> list[Slot]:
         among, listed = self._in_ids(ids)
-        rows = self._rows(SLOT_SELECT + " WHERE t.id" + among + " AND t.tenant = ? ORDER BY t.id", (listed, tenant))
+        # `|| ''`: found by id (primary key), not by walking the tenant's slots (dialect.SESSION_BY_ID)
+        rows = self._rows(SLOT_SELECT + " WHERE t.id" + among + " AND t.tenant || '' = ? ORDER BY t.id", (listed, tenant))
         return [slot_from_row(r) for r in rows]
 
     def links(self, constraint_ids: Sequence[int]) -> list[tuple[int, int, str]]:

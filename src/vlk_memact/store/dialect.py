@@ -22,6 +22,9 @@ SEARCHED = """vlk_fold(
                     COALESCE(c.raw_log, '') || ? || COALESCE(c.file_context, '') || ? ||
                     COALESCE(t.learning_summary, '') || ? || COALESCE(t.evidence, ''))"""
 SESSION = " t.tenant = ? AND t.project = ? AND t.session_id = ? "  # binds session_params(key)
+# The same test when ids are given: `|| ''` keeps these columns off the indexes, so that the rows are found by id
+# (primary key) and not by walking every slot of the session or the tenant, which SQLite picks otherwise.
+SESSION_BY_ID = " t.tenant || '' = ? AND t.project || '' = ? AND t.session_id || '' = ? "
 
 
 def session_params(key: SessionKey) -> tuple[str, str, str]:

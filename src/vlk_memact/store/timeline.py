@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from . import clock
-from .dialect import SESSION, SqlDialect, session_params
+from .dialect import SESSION, SESSION_BY_ID, SqlDialect, session_params
 from .rows import SLOT_SELECT, SLOT_SELECT_NO_CONTENT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
@@ -92,7 +92,7 @@ class Timeline(SqlDialect):
     def slots_by_id(self, key: SessionKey, ids: Sequence[int]) -> list[Slot]:
         among, listed = self._in_ids(ids)
         rows = self._rows(
-            SLOT_SELECT + " WHERE" + SESSION + "AND t.id" + among + " ORDER BY t.sequence_order",
+            SLOT_SELECT + " WHERE" + SESSION_BY_ID + "AND t.id" + among + " ORDER BY t.sequence_order",
             (*session_params(key), listed),
         )
         return [slot_from_row(r) for r in rows]
