@@ -305,3 +305,15 @@ def test_work_does_not_grow_with_other_projects(tmp_path: Path, action: str) -> 
     small = _vm_steps(_file_with_foreign_constraints(tmp_path / "small.db", 10), action)
     large = _vm_steps(_file_with_foreign_constraints(tmp_path / "large.db", 3000), action)
     assert large <= 2 * small + 20, f"{action}: {small} -> {large} hundred VM steps when other projects hold 300x more"
+
+
+def test_slots_named_by_id_are_found_by_primary_key(plans: dict[str, list[tuple[str, list[str]]]]) -> None:
+    """A read of slots by their ids (slots_by_id, tenant_slots) looks each one up by id: narrowed by its session or
+    tenant instead, it would walk every slot of a long session or of the whole tenant (issue 37: a record in a
+    600-slot session took 3 ms, most of it here)."""
+    by_id = [(sql, plan) for sql, plan in plans["calls"]
+             if re.search(r"\bt\.id IN \(SELECT value FROM json_each", sql) and "FROM agent_timeline t" in sql]
+    assert by_id, "the workload never read slots by id"
+    offenders = [f"{_short(sql)}\n    plan: {plan}" for sql, plan in by_id
+                 if not any(re.match(r"SEARCH t USING INTEGER PRIMARY KEY", d) for d in plan)]
+    assert not offenders, "slots read by id through another index:\n" + "\n".join(offenders)

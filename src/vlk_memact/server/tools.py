@@ -293,12 +293,15 @@ def add_revoke_and_record(tools: ToolRegistrar, memory: Any) -> None:
             if kind is not None:  # one classifier for every path (hosts/shared/failures.py)
                 raise InvalidInput(f"raw_log is a {kind} of the host, not a failure of the task: not recorded "
                                    "(it would become a loop or a lesson about nothing the agent did)")
-            return memory.record_state(
-                raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
-            )
+            # The record and what it told (interventions, issue 33) in one durable commit: one fsync, not two.
+            with memory.one_transaction():
+                recorded = memory.record_state(
+                    raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
+                )
+                said.record(memory, recorded, results.record_notice(recorded))
+            return recorded
 
         result = _call(record)
-        said.record(memory, result, results.record_notice(result))  # kept as interventions (issue 33)
         return _result(results.record_text(result), results.record_view(result))
 
 

@@ -231,14 +231,16 @@ class SqliteStore:
                 self._lock.release()
 
         def begin() -> None:
-            self._lock.acquire()  # a re-entrant lock: this thread's joined transactions take it again
+            refuse = waiting_refused()  # under attempt(): WouldWait rather than wait, as a lone write()
+            if not self._lock.acquire(blocking=not refuse):  # re-entrant: this thread's joined writes take it again
+                raise WouldWait(f"another thread is writing to {self.url}")
             held[0] = True
             try:
                 conn = self._joined.conn = self._connection(writing=True)
-                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, False)
+                self._conn_busy_ms = busy_for_write(conn, self._conn_busy_ms, self._busy_timeout_ms, refuse)
                 if not durable:
                     conn.execute("PRAGMA synchronous = NORMAL")  # back to FULL when the commit ends
-                begin_write(conn, self._with_lock_retry, False)
+                begin_write(conn, self._with_lock_retry, refuse)
             except BaseException as exc:
                 release()
                 if isinstance(exc, sqlite3.Error):
