@@ -169,10 +169,10 @@ def server_work(db: Path, pool: list[Any], calls: int) -> dict[str, Any]:
             return None
 
     def opener(settings: Settings, cwd: str | None, _light: bool) -> Kept:
-        quick, project = runner.hook_target(settings, cwd)
-        if (quick, project) not in memories:
-            memories[(quick, project)] = Memory(settings=quick, project=project)
-        return Kept(memories[(quick, project)])
+        target = runner.hook_target(settings, cwd)  # (settings, project, checkout), as the warm server keys them
+        if target not in memories:
+            memories[target] = Memory(settings=target[0], project=target[1], identity=target[2])
+        return Kept(memories[target])
 
     events = hooks.Events(pool, 9)
     clean = "PostToolUse (Bash), in a session where nothing failed"
