@@ -71,11 +71,14 @@ _LOCATION = (
 )
 _HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
 # What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
-# file), or ``, line N``. Led by one of ``:(,`` so that the scan skips from one to the next.
-_LOCATION_CUE = re.compile(r"[:(,\[](?:(?<=[A-Za-z_./\\][:(])\d|(?<=[A-Za-z_./\\]:\[)\d|(?<=,) line \d)")
+# file), or ``, line N``. Led by one of ``:(,[`` so that the scan skips from one to the next; it matches that
+# character alone (the rest is looked at, not taken), so that the dispatcher's scan can hold it (triggers.py).
+_LOCATION_LEAD = (":(,[", r"(?<=[A-Za-z_./\\][:(])(?=\d)|(?<=[A-Za-z_./\\]:\[)(?=\d)|(?<=,)(?= line \d)")
+_LOCATION_CUE = re.compile(rf"[:(,\[](?:{_LOCATION_LEAD[1]})")
 _NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
 _NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
 # The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
+_DIGIT = re.compile(r"\d")  # what a value needs: most messages of exceptions hold none, and are left as they are
 _VALUE = rf"(?<![^{_DELIM}])(?=[^{_DELIM}\d]*+\d){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
 _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
@@ -84,8 +87,9 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     (
         "/",
         rf"(?<![\w/.~-])(?P<path>(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
-        r"|(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes, not a module path
-        r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
+        # the two relative forms need the token's run of [\w.-] to end at a slash: one possessive scan tests it
+        r"|(?=[\w.-]*+/)(?:(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # >= 2 slashes, not a module path
+        r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b))",  # dir/file.ext
     ),
     ("\\", rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
     (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
@@ -94,7 +98,7 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
     (_HEX_BYTES_CUE, r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
-    ("", _VALUE),  # a token holding a digit that is neither a name nor a code
+    (_DIGIT, _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
@@ -106,7 +110,7 @@ _LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
     ("=", r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    ("", _VALUE),  # digits; names and codes kept
+    (_DIGIT, _VALUE),  # digits; names and codes kept
 )
 
 
@@ -170,6 +174,8 @@ def _volatile_sub(text: str, which: int = 0) -> str:
     for bit, regex in regexes:
         if regex.search(text):
             needed |= bit
+    if not needed:  # no branch can match anywhere
+        return text
     if not needed & _CALLBACK_BITS[which]:
         return _masker(which, needed).sub("<*>", text)
     return _masker(which, needed).sub(_path_or_value, text)

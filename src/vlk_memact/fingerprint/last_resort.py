@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .core import _LINE_CAP, Fingerprint, _make, _mask_log
+from .line_search import _first_stem
 from .located import _DETAIL
 
 
@@ -28,23 +29,6 @@ _ERROR_STEMS = (
     "cannot", "can't", "unable", "invalid", "time", "abort", "missing", "undefined", "unknown",
 )  # fmt: skip
 _EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
-
-
-def _first_stem(text: str, stems: tuple[str, ...]) -> int:
-    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
-
-    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
-    other text gets 0, a place no later than any match.
-    """
-    if not text.isascii():
-        return 0
-    lower = text.lower()
-    first = -1
-    for stem in stems:
-        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
-        if found >= 0:
-            first = found
-    return first
 
 
 def _informative_line(lines: list[str]) -> str:

@@ -1,4 +1,5 @@
-"""Searching a regex only on the lines that hold one of its cues: a fast string search finds them.
+"""Searching a regex only where it can match: on the lines that hold one of its cues, or from the first place a
+case-insensitive word can start; a fast string search finds them.
 
 A regex led by ``^`` or a lookbehind is tried at every position of the text; several families
 (flake8 findings, pytest summaries, the one-line table) find their line this way instead.
@@ -42,3 +43,20 @@ def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -
 def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
     """``regex.search(text)`` for a regex as in ``_line_matches``."""
     return next(_line_matches(regex, text, needles), None)
+
+
+def _first_stem(text: str, stems: tuple[str, ...]) -> int:
+    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
+
+    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
+    other text gets 0, a place no later than any match.
+    """
+    if not text.isascii():
+        return 0
+    lower = text.lower()
+    first = -1
+    for stem in stems:
+        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
+        if found >= 0:
+            first = found
+    return first

@@ -31,7 +31,8 @@ _HTTP_REASONS = {
 # fmt: on
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
-_HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
+_HTTP_REASON_LEAD = ("45", r"(?=\d\d [A-Z])")  # one character taken, as the dispatcher's scan needs
+_HTTP_REASON_HINT = re.compile(rf"[45]{_HTTP_REASON_LEAD[1]}")
 # ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
 # (a leading ``\b`` is tried at every position). Only an error status anchors an error: an access
 # log's ``status: 200`` is not one.

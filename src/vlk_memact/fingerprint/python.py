@@ -9,23 +9,21 @@ from .line_search import _first_match, _line_matches
 
 
 # Python ----------------------------------------------------------------------------
-_PY_FRAME_AT = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')  # after blanks
+# A frame's line: ``File "path", line N[, in func]`` with only blanks before it. Led by the line break, so the scan
+# jumps from line to line (a ``^[ \t]*``-led regex is tried at every position); the first line is matched alone.
+_PY_FRAME_BODY = r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?'
+_PY_FRAME_LINE = re.compile(rf"\n[ \t]*+{_PY_FRAME_BODY}")
+_PY_FRAME_FIRST = re.compile(rf"[ \t]*+{_PY_FRAME_BODY}")
 _PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
 _PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
 _LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented, non-empty line
 
 
 def _python_frames(text: str) -> list[re.Match[str]]:
-    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line.
-
-    The regex is led by its literal, so the scan jumps between ``File "``; a ``^[ \t]*``-led one (the
-    same matches) is tried at every position of a long traceback.
-    """
-    frames = []
-    for match in _PY_FRAME_AT.finditer(text):
-        start = match.start()
-        if not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
-            frames.append(match)
+    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line."""
+    first = _PY_FRAME_FIRST.match(text)
+    frames = [first] if first else []
+    frames.extend(_PY_FRAME_LINE.finditer(text))
     return frames
 
 
@@ -70,11 +68,12 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
 _LINT = re.compile(r"^- (?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
 # What every finding holds: the list's "- " before a code, or its class's end.
 _LINT_HOLDS = ("- E", "- F", "- W", "- C", "Warning: ", "Error: ")
+_LINT_STARTS = ("- E", "- F", "- W", "- C")  # a list of findings without its header
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if "ERRORS:\n- " not in text and not text.startswith(("- E", "- F", "- W", "- C")):
+    if "ERRORS:\n- " not in text and not text.startswith(_LINT_STARTS):
         return None  # no list of findings
     findings: dict[str, None] = {}
     for m in _line_matches(_LINT, text, _LINT_HOLDS):
