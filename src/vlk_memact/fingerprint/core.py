@@ -290,7 +290,10 @@ def _make(kind: str, body: str) -> Fingerprint:
     dropped the corpus's pairwise precision to 0.10 and 0.30 (generic lines such as
     ``exit status 1`` join unrelated errors), and a false merge costs more than a missed loop.
     """
-    clean = " ".join((body if body.isprintable() else _UNSAFE.sub(" ", body)).split())
+    if body.isprintable():  # then its only blank is the space: clean when no run, no lead or trailing one
+        clean = body if "  " not in body and body[:1] != " " and body[-1:] != " " else " ".join(body.split())
+    else:
+        clean = " ".join(_UNSAFE.sub(" ", body).split())
     key = _cap(f"{kind}:{clean}", _KEY_CAP)
     return Fingerprint(kind, key, (key,))
 

@@ -51,7 +51,14 @@ _GATED: tuple[tuple[_Detector, Gate], ...] = (
 )
 _DETECTORS: tuple[_Detector, ...] = tuple(detect for detect, _ in _GATED)
 _TRIGGERS = Triggers([gate for _, gate in _GATED])
-_BITS = tuple((1 << i, detect) for i, detect in enumerate(_DETECTORS))
+_PLANS: dict[int, tuple[_Detector, ...]] = {}  # the detectors of each set of candidates, in order
+
+
+def _plan(candidates: int) -> tuple[_Detector, ...]:
+    plan = _PLANS.get(candidates)
+    if plan is None:
+        plan = _PLANS[candidates] = tuple(d for i, d in enumerate(_DETECTORS) if candidates >> i & 1)
+    return plan
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _EMPTY = Fingerprint("empty", "empty:", ("empty:",))
@@ -74,12 +81,10 @@ def _fingerprint(text: str) -> Fingerprint:
     if not window or window.isspace():
         return _EMPTY
     lines = window.split("\n")
-    candidates = _TRIGGERS.candidates(window)
-    for bit, detect in _BITS:
-        if candidates & bit:
-            found = detect(window, lines)
-            if found is not None:
-                return found
+    for detect in _plan(_TRIGGERS.candidates(window)):
+        found = detect(window, lines)
+        if found is not None:
+            return found
     return _fallback(window, lines)
 
 

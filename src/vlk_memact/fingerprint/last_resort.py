@@ -59,15 +59,49 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
     """A non-zero exit status, keyed with the line that explains it (alone it joins anything)."""
     if "xit" not in text and "Error " not in text and "exit" not in text:
         return None
-    if sum(1 for line in lines if line.strip()) < 2:
+    if not _two_nonempty(lines):
         return None
-    if _first_stem(text, _EXIT_STEMS) < 0:
-        return None  # no line can hold an exit status: skip the case-insensitive scan of every line
-    for line in reversed(lines):
-        match = _EXIT.search(line[:_LINE_CAP])
-        if match:
-            return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
+    match = _last_exit(text, lines)
+    if match:
+        return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
     return None
+
+
+def _two_nonempty(lines: list[str]) -> bool:
+    """Whether at least two lines hold more than blanks (counting stops at two)."""
+    found = 0
+    for line in lines:
+        if line and not line.isspace():
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
+def _last_exit(text: str, lines: list[str]) -> re.Match[str] | None:
+    """``_EXIT`` searched in each line (cut) from the last one; the first match.
+
+    In ASCII text only the lines holding a stem (``exit``, ``error``, ignoring case) can match, and a reverse
+    search finds them: a case-insensitive regex is tried at every position of every line.
+    """
+    if not text.isascii():
+        for line in reversed(lines):
+            match = _EXIT.search(line[:_LINE_CAP])
+            if match:
+                return match
+        return None
+    lower = text.lower()
+    end = len(text)
+    while True:
+        at = max(lower.rfind(stem, 0, end) for stem in _EXIT_STEMS)
+        if at < 0:
+            return None
+        start = text.rfind("\n", 0, at) + 1
+        stop = text.find("\n", at)
+        match = _EXIT.search(text[start : len(text) if stop < 0 else stop][:_LINE_CAP])
+        if match:
+            return match
+        end = start  # the lines before this one (no stem holds a line break)
 
 
 def _with_details(text: str, line: str) -> str:

@@ -3,6 +3,7 @@ families (C, databases, pip, npm, network, shell) and a bare exception line with
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable
 
@@ -32,11 +33,11 @@ _HTTP_REASONS = {
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
 _HTTP_REASON_LEAD = ("45", r"(?=\d\d [A-Z])")  # one character taken, as the dispatcher's scan needs
-_HTTP_REASON_HINT = re.compile(rf"[45]{_HTTP_REASON_LEAD[1]}")
-# ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
-# (a leading ``\b`` is tried at every position). Only an error status anchors an error: an access
-# log's ``status: 200`` is not one.
-_HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
+_HTTP_REASON_HINTS = tuple(re.compile(rf"{digit}{_HTTP_REASON_LEAD[1]}") for digit in "45")  # led by a literal
+# ``\b[45]\d\d\b`` written as two regexes led by their digit, so that the scan jumps from one 4 (or 5) to the
+# next (a leading ``\b`` or a class is tried at every position); their matches cannot overlap (a code never
+# follows a word character). Only an error status anchors an error: an access log's ``status: 200`` is not one.
+_HTTP_CODES = tuple(re.compile(rf"{digit}(?<!\w{digit})\d\d\b") for digit in "45")
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
@@ -46,9 +47,9 @@ _HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 def _http(text: str, lines: list[str]) -> Fingerprint | None:
     """A status only where it is one: after ``HTTP/1.1``/``status``/``Error`` or before its reason."""
-    if not _contains_any(text, _HTTP_CUES) and not _HTTP_REASON_HINT.search(text):
+    if not _contains_any(text, _HTTP_CUES) and not any(hint.search(text) for hint in _HTTP_REASON_HINTS):
         return None
-    for match in _HTTP_CODE.finditer(text):
+    for match in heapq.merge(*(codes.finditer(text) for codes in _HTTP_CODES), key=re.Match.start):
         start, end = match.span()
         code = match.group(0)
         before = max(0, start - 24)
@@ -247,7 +248,7 @@ def _bare_exception(text: str, lines: list[str]) -> Fingerprint | None:
     """An ``XxxError: message`` line without a traceback; its family comes from the class."""
     if not _contains_any(text, _EXC_SUFFIXES):
         return None
-    match = _BARE_EXC.search(text)
+    match = _first_match(_BARE_EXC, text, _EXC_SUFFIXES)  # a class ends with one; ``^`` is tried everywhere
     if not match:
         return None
     cls, code, message = match.groups()
