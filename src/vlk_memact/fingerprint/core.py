@@ -7,6 +7,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from .triggers import Gate, Triggers
+
 #: Bumped whenever the keys change; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them. ``group()`` learns from the
 #: stored keys without changing them (its version-4 stage 2 reads version-3 keys as they are).
@@ -42,9 +44,10 @@ def _cue(*needles: str) -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, needles)))
 
 
-# Each class of volatile token is a regex branch, guarded by a cheap test for something the
-# branch needs (a substring, or a literal alternation). Only the branches whose guard passes
-# are joined into the alternation used for a line: one pass, one constant replacement. Every
+# Each class of volatile token is a regex branch, gated by something every match of it holds (a
+# substring, or a character and lookarounds: a gate of triggers.py); one scan tests the gates of all
+# branches at once. Only the branches whose gate passes are joined into the alternation used for a
+# line: one pass, one constant replacement. Every
 # branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
 # runs without delimiters. Every branch but the URL (the first) starts after a non-word
 # character, so ``_masker`` tests that once per position instead of once per branch, and
@@ -69,7 +72,10 @@ _LOCATION = (
     rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|:?[(\[]\d+(?:,\s*\d+)?[)\]](?=[:\s]|$))"
     rf"|{_FILE_CHARS}++(?::\d+:\d+(?=[:\s,)\]]|$)|\(\d+,\s*\d+\))))"
 )
-_HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
+_HEX_BYTES_LEAD = (":", r"(?=[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:)")  # led by its colon; a clock time has two
+_TLD_LEAD = (".", rf"(?={_TLD}\b)")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_BY_DIGIT: Gate = ((), None)  # the value branch: its gate is a digit (``_DIGIT``), not a cue
 # What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
 # file), or ``, line N``. Led by one of ``:(,[`` so that the scan skips from one to the next; it matches that
 # character alone (the rest is looked at, not taken), so that the dispatcher's scan can hold it (triggers.py).
@@ -80,25 +86,25 @@ _NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
 # The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
 _DIGIT = re.compile(r"\d")  # what a value needs: most messages of exceptions hold none, and are left as they are
 _VALUE = rf"(?<![^{_DELIM}])(?=[^{_DELIM}\d]*+\d){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
-_MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
-    ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
-    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
-    (_LOCATION_CUE, _LOCATION),  # where a diagnostic points: a file and its line (and column)
+_MASK_BRANCHES: tuple[tuple[Gate, str], ...] = (
+    ((("://",), None), r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
+    ((("@",), None), r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+    (((), _LOCATION_LEAD), _LOCATION),  # where a diagnostic points: a file and its line (and column)
     (
-        "/",
+        (("/",), None),
         rf"(?<![\w/.~-])(?P<path>(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
         # the two relative forms need the token's run of [\w.-] to end at a slash: one possessive scan tests it
         r"|(?=[\w.-]*+/)(?:(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # >= 2 slashes, not a module path
         r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b))",  # dir/file.ext
     ),
-    ("\\", rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
-    (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
+    ((("\\",), None), rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
+    (((), _TLD_LEAD), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
-        _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
+        (_MONTHS, None),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    (_HEX_BYTES_CUE, r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
-    (_DIGIT, _VALUE),  # a token holding a digit that is neither a name nor a code
+    (((), _HEX_BYTES_LEAD), r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
+    (_BY_DIGIT, _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
@@ -106,11 +112,11 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 # pair that is quoted or holds punctuation, a number with its unit, an empty value; dot leaders are
 # separators. A file name is a name everywhere (version 4; masking it changed no Loghub figure). Error
 # codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes (``ERR_SSL_3``) stay verbatim: they are anchors.
-_LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
+_LOG_BRANCHES: tuple[tuple[Gate, str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
-    ("=", r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    (_DIGIT, _VALUE),  # digits; names and codes kept
+    ((("=",), None), r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
+    (_BY_DIGIT, _VALUE),  # digits; names and codes kept
 )
 
 
@@ -129,16 +135,9 @@ def _masker(which: int, needed: int) -> re.Pattern[str]:
     return re.compile("|".join(url))
 
 
-def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[int, tuple, tuple]:
-    """A branch set's guards as (bits of the unguarded, (bit, substring) pairs, (bit, regex) pairs)."""
-    return (
-        sum(1 << i for i, (guard, _) in enumerate(branches) if guard == ""),
-        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if isinstance(guard, str) and guard),
-        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if not isinstance(guard, str)),
-    )
-
-
-_GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
+# One scan for the gates of a branch set (triggers.py); the value branch's gate is a digit.
+_GATE_SCANS = tuple(Triggers([gate for gate, _ in branches], limit=None) for branches in _BRANCH_SETS)
+_VALUE_BITS = tuple(1 << (len(branches) - 1) for branches in _BRANCH_SETS)
 _LAST_IS_VALUE = re.compile(rf"^(?:{_VALUE})|<\*>|[\s'\"]")
 
 
@@ -166,14 +165,11 @@ def _path_or_value(match: re.Match[str]) -> str:
 
 
 def _volatile_sub(text: str, which: int = 0) -> str:
-    """Mask ``text`` with the alternation of the branches whose guard (substring or regex) passes on it."""
-    needed, substrings, regexes = _GUARDS[which]
-    for bit, substring in substrings:
-        if substring in text:
-            needed |= bit
-    for bit, regex in regexes:
-        if regex.search(text):
-            needed |= bit
+    """Mask ``text`` with the alternation of the branches whose gate may pass on it (a superset of those that
+    can match: a branch that matches nowhere changes nothing)."""
+    needed = _GATE_SCANS[which].candidates(text)
+    if _DIGIT.search(text):
+        needed |= _VALUE_BITS[which]
     if not needed:  # no branch can match anywhere
         return text
     if not needed & _CALLBACK_BITS[which]:

@@ -61,9 +61,11 @@ def overlapping(cue: str, cues: Iterable[str]) -> set[str]:
 
 
 class Triggers:
-    """The candidate detectors of a text, as bits in the order of ``gates``."""
+    """The gates that may pass on a text (the candidate detectors, the masking branches to try), as bits in the
+    order of ``gates``."""
 
-    def __init__(self, gates: Sequence[Gate]) -> None:
+    def __init__(self, gates: Sequence[Gate], limit: int | None = SCAN_LIMIT) -> None:
+        self._limit = limit
         cues = sorted({cue for needles, _ in gates for cue in needles})
         leads = [(1 << i, lead) for i, (_, lead) in enumerate(gates) if lead is not None]
         bits_of = {cue: sum(1 << i for i, (needles, _) in enumerate(gates) if cue in needles) for cue in cues}
@@ -88,8 +90,8 @@ class Triggers:
                 self._bits[char] = bits
 
     def candidates(self, text: str) -> int:
-        """The bits of the detectors that may recognise ``text`` (every one on a long text)."""
-        if len(text) > SCAN_LIMIT:
+        """The bits of the gates that may pass on ``text`` (every one on a text longer than the limit)."""
+        if self._limit is not None and len(text) > self._limit:
             return self.every
         found = 0
         for match in set(self._scan.findall(text)):
