@@ -72,22 +72,23 @@ class Triggers:
         self.every = (1 << len(gates)) - 1
         # the cues first: where a cue and a lead match at one place, the cue is reported and the lead hidden
         self._scan = re.compile(scan_pattern(cues, [lead for _, lead in leads]))
+        # What a match stands for: its own bits, the leads that can match inside it (a regex, kept), and the
+        # cues it can hide, each tested on the text (a substring search) before its bits are added.
         self._bits: dict[str, int] = {}
-        for cue in cues:  # a cue stands for the cues it can hide and the leads that can match inside it
-            bits = 0
+        self._hidden: dict[str, tuple[tuple[str, int], ...]] = {}
+        for cue in cues:
+            bits = bits_of[cue]
             for bit, (chars, _) in leads:
                 if not set(chars).isdisjoint(cue):
                     bits |= bit
-            for hidden in overlapping(cue, cues):
-                bits |= bits_of[hidden]
             self._bits[cue] = bits
-        for bit, (chars, _) in leads:  # a lead stands for its gate and the cues that begin with its character
+            self._hidden[cue] = tuple((other, bits_of[other]) for other in sorted(overlapping(cue, cues) - {cue}))
+        for bit, (chars, _) in leads:
             for char in chars:
-                bits = self._bits.get(char, 0) | bit
-                for cue in cues:
-                    if cue.startswith(char):
-                        bits |= bits_of[cue]
-                self._bits[char] = bits
+                self._bits[char] = self._bits.get(char, 0) | bit
+                hidden = dict(self._hidden.get(char, ()))
+                hidden.update((cue, bits_of[cue]) for cue in cues if cue.startswith(char) and cue != char)
+                self._hidden[char] = tuple(sorted(hidden.items()))
 
     def candidates(self, text: str) -> int:
         """The bits of the gates that may pass on ``text`` (every one on a text longer than the limit)."""
@@ -96,4 +97,7 @@ class Triggers:
         found = 0
         for match in set(self._scan.findall(text)):
             found |= self._bits[match]
+            for cue, bits in self._hidden[match]:
+                if found & bits != bits and cue in text:
+                    found |= bits
         return found
