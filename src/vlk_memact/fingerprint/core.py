@@ -211,7 +211,9 @@ def _mask(text: str) -> str:
     """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces."""
     text = text[:_LINE_CAP]
     masked = _volatile_sub(text)
-    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+    if "<*>" in masked:  # else no run to collapse
+        masked = _PLACEHOLDER_RUN.sub("<*>", masked)
+    return " ".join(masked.split())
 
 
 def _mask_log(text: str) -> str:
@@ -224,7 +226,9 @@ def _mask_log(text: str) -> str:
     masked = _volatile_sub(text, 1)
     if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
-    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+    if "<*>" in masked:
+        masked = _PLACEHOLDER_RUN.sub("<*>", masked)
+    return " ".join(masked.split())
 
 
 def _is_value(inner: str) -> bool:
@@ -238,7 +242,7 @@ def _is_value(inner: str) -> bool:
 
 def _quote_repl(match: re.Match[str]) -> str:
     """Keep quoted names, types and short tokens (the signal); mask quoted sentences (values)."""
-    inner = next(g for g in match.groups() if g is not None)
+    inner = match.group(match.lastindex)  # the one group of the quote's branch
     if not _is_value(inner):
         return match.group(0)
     quote = match.group(0)[0]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 #: Longer texts skip the scan: measured on agent failures (mean 650 chars) and log lines (80-300 chars).
-SCAN_LIMIT = 200
+SCAN_LIMIT = 150
 
 # A gate: cues one of which every text the detector recognises holds, and a lead (or None): characters and a tail
 # such that the others hold one of the characters followed by the tail, a pattern of lookarounds only. A lead
