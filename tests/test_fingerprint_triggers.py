@@ -83,3 +83,48 @@ def test_the_scan_finds_cues_and_leads_in_order() -> None:
     pattern = scan_pattern(["error[E", "-->", "Error"], [(":(", r"(?=\d)")])
     assert re.compile(pattern).findall("x:1 --> Error(2") == [":", "-->", "Error", "("]
     assert re.compile(pattern).findall("x1 - > error [E") == []
+
+
+# ------------------------------------------------------------------ the fast paths give what the slow ones gave
+
+from vlk_memact.fingerprint import last_resort, one_line, python  # noqa: E402
+
+_PIECES = ["E  ", "E   boom", "E x", "\n", "\nE  ", "  File \"a.py\", line 3, in f", "File \"b.py\", line 9", "exit",
+           "Exit status 2", "error 1", "Error 12", "returned non-zero exit status 3", " 404 ", "x404", "500 Not Found",
+           "HTTP/1.1 503 ", "status: 451", "ı", "word", " ", "\t", "E", "45", "5"]
+
+
+def _mixes(seed: str, count: int = 3000) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 14))) for _ in range(count)]
+
+
+def test_the_last_pytest_e_line_is_the_regex_s_last_match() -> None:
+    for text in _mixes("e-line"):
+        for end in sorted({0, len(text), *(i + 1 for i, ch in enumerate(text) if ch == "\n")}):
+            slow = [m.group(1) for m in python._PYTEST_E.finditer(text, 0, end)]
+            fast = python._last_e_line(text, end)
+            assert (fast.group(1) if fast else None) == (slow[-1] if slow else None), (text, end)
+
+
+def test_the_last_exit_status_is_the_one_of_the_last_line_that_holds_one() -> None:
+    for text in _mixes("exit"):
+        lines = text.split("\n")
+        slow = next((m for line in reversed(lines) if (m := last_resort._EXIT.search(line[:600]))), None)
+        fast = last_resort._last_exit(text, lines)
+        assert (fast and fast.group(0)) == (slow and slow.group(0)), text
+
+
+def test_http_codes_come_in_the_order_of_one_regex() -> None:
+    one = re.compile(r"[45](?<!\w[45])\d\d\b")
+    for text in _mixes("http"):
+        merged = one_line.heapq.merge(*(r.finditer(text) for r in one_line._HTTP_CODES), key=re.Match.start)
+        assert [m.span() for m in merged] == [m.span() for m in one.finditer(text)], text
+
+
+def test_python_frames_are_the_file_lines_with_only_blanks_before() -> None:
+    frame = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')
+    for text in _mixes("frames"):
+        slow = [m.span(1) for m in frame.finditer(text)
+                if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip(" \t")]
+        assert [m.span(1) for m in python._python_frames(text)] == slow, text

@@ -88,6 +88,21 @@ _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
 _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
+def _last_e_line(text: str, end: int) -> re.Match[str] | None:
+    """The last match of ``_PYTEST_E`` before ``end`` (a line start), found from the end: such a line starts
+    with ``E  ``, and a ``^``-led regex is tried at every position of a long report."""
+    at = end
+    while at > 0:
+        at = text.rfind("\nE  ", 0, at)
+        start = at + 1 if at >= 0 else 0
+        if at < 0 and not text.startswith("E  "):
+            return None
+        found = _PYTEST_E.match(text, start, end)
+        if found:
+            return found
+    return None
+
+
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
     if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
@@ -99,5 +114,6 @@ def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     path, sep, test = nodeid.partition("::")
     nodeid = f"{_basename(path)}{sep}{test}"  # the test file's directories are noise, its name is not
     if not message:  # collection errors carry the reason only in their last ``E`` line
-        message = next((m.group(1) for m in reversed(list(_PYTEST_E.finditer(text, 0, match.start())))), "")
+        last = _last_e_line(text, match.start())
+        message = last.group(1) if last else ""
     return _make("test", f"pytest {status} {nodeid} - {_mask_message(message)}")
