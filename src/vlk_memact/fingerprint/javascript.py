@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 
 from .core import Fingerprint, _make, _mask_message
-from .line_search import _first_match
 
 
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
 _JS_FRAME = re.compile(r"^[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$", re.M)
-_JS_FRAME_HOLDS = (" at ", "\tat ")  # a frame's line, searched alone (``^`` is tried at every position)
 _JS_EXC = re.compile(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M)
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
 _VITEST = re.compile(r"^[ \t]*FAIL +(\S+ > [^\n]+)\n[ \t]*(\S[^\n]*)", re.M)
@@ -53,7 +51,7 @@ def _javascript(text: str, lines: list[str]) -> Fingerprint | None:
     """Node errors: only with V8 ``at`` frames or Node's footer, which tells them from Python's."""
     if " at " not in text and "Node.js v" not in text:
         return None
-    if "Node.js v" not in text and not _first_match(_JS_FRAME, text, _JS_FRAME_HOLDS):
+    if not _JS_FRAME.search(text) and "Node.js v" not in text:
         return None
     match = _JS_EXC.search(text)
     if not match:

@@ -3,7 +3,6 @@ families (C, databases, pip, npm, network, shell) and a bare exception line with
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Callable
 
@@ -49,7 +48,8 @@ def _http(text: str, lines: list[str]) -> Fingerprint | None:
     """A status only where it is one: after ``HTTP/1.1``/``status``/``Error`` or before its reason."""
     if not _contains_any(text, _HTTP_CUES) and not any(hint.search(text) for hint in _HTTP_REASON_HINTS):
         return None
-    for match in heapq.merge(*(codes.finditer(text) for codes in _HTTP_CODES), key=re.Match.start):
+    four, five = _HTTP_CODES
+    for match in sorted((*four.finditer(text), *five.finditer(text)), key=re.Match.start):
         start, end = match.span()
         code = match.group(0)
         before = max(0, start - 24)
