@@ -87,7 +87,8 @@ def test_the_scan_finds_cues_and_leads_in_order() -> None:
 
 # ------------------------------------------------------------------ the fast paths give what the slow ones gave
 
-from vlk_memact.fingerprint import last_resort, one_line, python  # noqa: E402
+from vlk_memact.fingerprint import javascript, last_resort, one_line, python  # noqa: E402
+from vlk_memact.fingerprint.line_search import LineLed  # noqa: E402
 
 _PIECES = ["E  ", "E   boom", "E x", "\n", "\nE  ", "  File \"a.py\", line 3, in f", "File \"b.py\", line 9", "exit",
            "Exit status 2", "error 1", "Error 12", "returned non-zero exit status 3", " 404 ", "x404", "500 Not Found",
@@ -128,3 +129,18 @@ def test_python_frames_are_the_file_lines_with_only_blanks_before() -> None:
         slow = [m.span(1) for m in frame.finditer(text)
                 if not text[text.rfind("\n", 0, m.start()) + 1 : m.start()].strip(" \t")]
         assert [m.span(1) for m in python._python_frames(text)] == slow, text
+
+
+@pytest.mark.parametrize("led", [one_line._BARE_EXC, javascript._JS_FRAME, javascript._JS_EXC], ids=["bare", "frame", "exc"])
+def test_a_line_led_regex_finds_what_its_caret_form_found(led: LineLed) -> None:
+    caret = re.compile("^" + led._first.pattern, re.M)
+    pieces = ["ValueError: x", "  at f (a.js:1:2)", "\tat g", "Uncaught TypeError: y", "os.error", "Error", "\n", " ",
+              "foo.BarException [E1]: z", "at h", "x", ":", "\n\n"]
+    rng = random.Random(caret.pattern)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+        for pos in range(len(text) + 1):
+            slow, fast = caret.search(text, pos), led.search(text, pos)
+            assert (slow and (slow.groups(), slow.end())) == (fast and (fast.groups(), fast.end())), (text, pos)
+        assert [(m.groups(), m.end()) for m in caret.finditer(text)] == [
+            (m.groups(), m.end()) for m in led.finditer(text)], text

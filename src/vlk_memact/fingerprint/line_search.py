@@ -60,3 +60,30 @@ def _first_stem(text: str, stems: tuple[str, ...]) -> int:
         if found >= 0:
             first = found
     return first
+
+
+class LineLed:
+    """A regex whose every match is one whole line from its start (``^...`` in MULTILINE, never crossing a
+    line break), searched as two: the first line matched alone, the others led by their line break. A literal
+    lead lets the scan jump from line to line; a ``^`` is tried at every position of a long output. A match
+    from the second form starts at the line break before the line (its groups and its end are the same)."""
+
+    def __init__(self, body: str) -> None:
+        self._first = re.compile(body, re.M)
+        self._after = re.compile(rf"\n(?:{body})", re.M)
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """The first match at a line start from ``pos`` on (a line break just before ``pos`` counts)."""
+        if pos == 0:
+            first = self._first.match(text)
+            if first:
+                return first
+        return self._after.search(text, max(pos - 1, 0))
+
+    def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
+        """Every match at a line start from ``pos`` on, in order."""
+        if pos == 0:
+            first = self._first.match(text)
+            if first:
+                yield first
+        yield from self._after.finditer(text, max(pos - 1, 0))

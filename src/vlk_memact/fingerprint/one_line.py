@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 from .core import Fingerprint, _contains_any, _make, _mask_message
-from .line_search import _first_match
+from .line_search import LineLed, _first_match
 
 
 # One-line families: the first line matching the family's regex is the error ---------------
@@ -214,10 +214,9 @@ def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
 
 # Bare exception line (no traceback around it) -------------------------------------------
 _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt", "Iteration", "Failure")
-_BARE_EXC = re.compile(
-    rf"^((?:[a-z_]\w*\.)*[A-Z]\w*(?:{'|'.join(_EXC_SUFFIXES)}))"
-    r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$",
-    re.M,
+_BARE_EXC = LineLed(
+    rf"((?:[a-z_]\w*\.)*[A-Z]\w*(?:{'|'.join(_EXC_SUFFIXES)}))"
+    r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$"
 )
 _JS_ONLY = frozenset({"ReferenceError", "RangeError", "URIError", "EvalError", "AggregateError"})
 _PY_BUILTINS = frozenset(
@@ -248,7 +247,7 @@ def _bare_exception(text: str, lines: list[str]) -> Fingerprint | None:
     """An ``XxxError: message`` line without a traceback; its family comes from the class."""
     if not _contains_any(text, _EXC_SUFFIXES):
         return None
-    match = _BARE_EXC.search(text)  # a line search (_first_match) measured slower: many lines hold a suffix
+    match = _BARE_EXC.search(text)
     if not match:
         return None
     cls, code, message = match.groups()
