@@ -144,3 +144,15 @@ def test_a_line_led_regex_finds_what_its_caret_form_found(led: LineLed) -> None:
             assert (slow and (slow.groups(), slow.end())) == (fast and (fast.groups(), fast.end())), (text, pos)
         assert [(m.groups(), m.end()) for m in caret.finditer(text)] == [
             (m.groups(), m.end()) for m in led.finditer(text)], text
+
+
+def test_a_detector_recognises_only_texts_its_gate_passes() -> None:
+    """A gate is a test the detector's result needs: where it fails, skipping the detector changes nothing."""
+    gates = [gate for _, gate in dispatch._GATED]
+    rng = random.Random("gates")
+    pieces = fragments(gates) + CORPUS[::7] + ["\n", "  at f (a.js:1:2)\n", "HTTP/1.1 404 Not Found", "status 503",
+                                              "TypeError: x\n", "Error [ERR_X]: y\n", "exit status 2\n", "a.c:3:4: "]
+    texts = CORPUS + LINES + ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    wrong = [(detect.__name__, text) for text in texts for i, (detect, _) in enumerate(dispatch._GATED)
+             if detect(text, text.split("\n")) is not None and not exact(gates, text) >> i & 1]
+    assert wrong == []

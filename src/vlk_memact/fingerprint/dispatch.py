@@ -15,13 +15,12 @@ from collections.abc import Callable
 
 from .compiled import _go, _java, _rust
 from .core import _LOCATION_LEAD, _WINDOW, Fingerprint, log_degraded_once
-from .javascript import _javascript, _js_test, _typescript
+from .javascript import _JS_EXC_HOLDS, _javascript, _js_test, _typescript
 from .last_resort import _exit_code, _fallback
 from .located import _located
 from .one_line import (
     _EXC_SUFFIXES,
-    _HTTP_CUES,
-    _HTTP_REASON_LEAD,
+    _HTTP_CODE_LEAD,
     _LINE_CUES,
     _bare_exception,
     _http,
@@ -31,8 +30,8 @@ from .python import _LINT_STARTS, _lint, _pytest, _python
 from .triggers import Gate, Triggers
 
 _Detector = Callable[[str, list[str]], "Fingerprint | None"]
-# Each detector with its gate: cues one of which every text it recognises holds, or a regex that finds
-# something in it (its own first test, see ``triggers.py``).
+# Each detector with its gate: cues one of which every text it recognises holds, or a lead (a character and
+# lookarounds) that every such text holds: a test the detector's result needs (``triggers.py``).
 _GATED: tuple[tuple[_Detector, Gate], ...] = (
     (_rust, (("error[E", "-->", "panicked at"), None)),
     (_lint, (("ERRORS:\n- ", *_LINT_STARTS), None)),
@@ -43,8 +42,8 @@ _GATED: tuple[tuple[_Detector, Gate], ...] = (
     (_java, (("\tat ", "    at "), None)),
     (_typescript, (("error TS",), None)),
     (_js_test, (("●", "FAIL "), None)),
-    (_javascript, ((" at ", "Node.js v"), None)),
-    (_http, (_HTTP_CUES, _HTTP_REASON_LEAD)),
+    (_javascript, (_JS_EXC_HOLDS, None)),
+    (_http, ((), _HTTP_CODE_LEAD)),
     (_line_family, (_LINE_CUES, None)),
     (_bare_exception, (_EXC_SUFFIXES, None)),
     (_exit_code, (("xit", "Error ", "exit"), None)),

@@ -11,6 +11,7 @@ from .line_search import LineLed
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
 _JS_FRAME = LineLed(r"[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$")
+_JS_EXC_HOLDS = ("Error: ", "Exception: ", "Error [", "Exception [")  # what a _JS_EXC line holds
 _JS_EXC = LineLed(r"(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$")
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
 _VITEST = re.compile(r"^[ \t]*FAIL +(\S+ > [^\n]+)\n[ \t]*(\S[^\n]*)", re.M)

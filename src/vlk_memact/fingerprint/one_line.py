@@ -31,12 +31,12 @@ _HTTP_REASONS = {
 # fmt: on
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
-_HTTP_REASON_LEAD = ("45", r"(?=\d\d [A-Z])")  # one character taken, as the dispatcher's scan needs
-_HTTP_REASON_HINTS = tuple(re.compile(rf"{digit}{_HTTP_REASON_LEAD[1]}") for digit in "45")  # led by a literal
+_HTTP_REASON_HINTS = tuple(re.compile(rf"{digit}\d\d [A-Z]") for digit in "45")  # led by a literal
 # ``\b[45]\d\d\b`` written as two regexes led by their digit, so that the scan jumps from one 4 (or 5) to the
 # next (a leading ``\b`` or a class is tried at every position); their matches cannot overlap (a code never
 # follows a word character). Only an error status anchors an error: an access log's ``status: 200`` is not one.
 _HTTP_CODES = tuple(re.compile(rf"{digit}(?<!\w{digit})\d\d\b") for digit in "45")
+_HTTP_CODE_LEAD = ("45", r"(?<!\w[45])(?=\d\d\b)")  # the dispatcher's gate (one character): no code, no key
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
