@@ -46,6 +46,7 @@ def fragments(gates: list[Gate]) -> list[str]:
 GATE_SETS = {
     "detectors": [gate for _, gate in dispatch._GATED],
     **{f"masking {which}": [gate for gate, _ in branches] for which, branches in enumerate(core._BRANCH_SETS)},
+    "log masking and empty values": [*(gate for gate, _ in core._LOG_BRANCHES), (core._EMPTY_CUES, None)],
 }
 
 

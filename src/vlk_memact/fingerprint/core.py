@@ -39,11 +39,6 @@ _TLD = (
 )
 
 
-def _cue(*needles: str) -> re.Pattern[str]:
-    """A literal alternation: one C-level scan to test for any of ``needles``."""
-    return re.compile("|".join(map(re.escape, needles)))
-
-
 # Each class of volatile token is a regex branch, gated by something every match of it holds (a
 # substring, or a character and lookarounds: a gate of triggers.py); one scan tests the gates of all
 # branches at once. Only the branches whose gate passes are joined into the alternation used for a
@@ -164,10 +159,10 @@ def _path_or_value(match: re.Match[str]) -> str:
     return last
 
 
-def _volatile_sub(text: str, which: int = 0) -> str:
+def _volatile_sub(text: str, which: int = 0, gates: int | None = None) -> str:
     """Mask ``text`` with the alternation of the branches whose gate may pass on it (a superset of those that
-    can match: a branch that matches nowhere changes nothing)."""
-    needed = _GATE_SCANS[which].candidates(text)
+    can match: a branch that matches nowhere changes nothing). ``gates``: their bits, when a scan found them."""
+    needed = _GATE_SCANS[which].candidates(text) if gates is None else gates
     if _DIGIT.search(text):
         needed |= _VALUE_BITS[which]
     if not needed:  # no branch can match anywhere
@@ -193,7 +188,9 @@ _MASKED_AS_VALUE = re.compile(r"(?:<\*>)?")
 _QUOTES = re.compile(r"['\"`‘’“”]")  # a sentence quoting a name is no value: ``"no item named 'host'"``
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
-_EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
+_EMPTY_CUES = ("()", "[]", "{}", '""', "''")
+_LOG_SCAN = Triggers([*(gate for gate, _ in _LOG_BRANCHES), (_EMPTY_CUES, None)], limit=None)
+_EMPTY_GATE = 1 << len(_LOG_BRANCHES)
 _EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
 # A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
 # A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
@@ -217,13 +214,19 @@ def _mask(text: str) -> str:
 
 
 def _mask_log(text: str) -> str:
-    """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay."""
+    """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay.
+
+    One scan tests the branches' gates and the empty values' cues; it runs before the two edits, which only
+    put ``<*>`` between a bracket or a quote and its pair and blank out dot leaders: no gate passes after them
+    that did not before (more gates only cost time).
+    """
     text = text[:_LINE_CAP]
-    if _EMPTY_CUES.search(text):
+    gates = _LOG_SCAN.candidates(text)
+    if gates & _EMPTY_GATE:
         text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
     if "..." in text:
         text = _DOT_LEADER.sub(" ", text)
-    masked = _volatile_sub(text, 1)
+    masked = _volatile_sub(text, 1, gates & ~_EMPTY_GATE)
     if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
     if "<*>" in masked:
