@@ -49,14 +49,15 @@ def _rust(text: str, lines: list[str]) -> Fingerprint | None:
         if match:
             message = _keep_code_spans(match.group(2))
             return _make("rust", f"error[{match.group(1)}]: {message}{_rust_label(text, match.end())}")
-    if "-->" in text and "error: " in text:
-        match = _RUST_PLAIN.search(text)
-        if match:
-            return _make("rust", f"error: {_keep_code_spans(match.group(1))}")
-    if "-->" in text and "warning: " in text:  # warnings only (clippy, unused code): the first located one
-        match = _RUST_WARNING.search(text)
-        if match:
-            return _make("rust", f"warning: {_keep_code_spans(match.group(1))}")
+    if "-->" in text:  # a located diagnostic (one search for both tests)
+        if "error: " in text:
+            match = _RUST_PLAIN.search(text)
+            if match:
+                return _make("rust", f"error: {_keep_code_spans(match.group(1))}")
+        if "warning: " in text:  # warnings only (clippy, unused code): the first located one
+            match = _RUST_WARNING.search(text)
+            if match:
+                return _make("rust", f"warning: {_keep_code_spans(match.group(1))}")
     if "panicked at" in text:
         match = _RUST_PANIC.search(text)
         if match:

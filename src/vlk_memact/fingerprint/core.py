@@ -7,6 +7,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from .triggers import Gate, Triggers
+
 #: Bumped whenever the keys change; stored with each fingerprint so that an upgrade can
 #: re-fingerprint old rows instead of silently regrouping them. ``group()`` learns from the
 #: stored keys without changing them (its version-4 stage 2 reads version-3 keys as they are).
@@ -37,14 +39,10 @@ _TLD = (
 )
 
 
-def _cue(*needles: str) -> re.Pattern[str]:
-    """A literal alternation: one C-level scan to test for any of ``needles``."""
-    return re.compile("|".join(map(re.escape, needles)))
-
-
-# Each class of volatile token is a regex branch, guarded by a cheap test for something the
-# branch needs (a substring, or a literal alternation). Only the branches whose guard passes
-# are joined into the alternation used for a line: one pass, one constant replacement. Every
+# Each class of volatile token is a regex branch, gated by something every match of it holds (a
+# substring, or a character and lookarounds: a gate of triggers.py); one scan tests the gates of all
+# branches at once. Only the branches whose gate passes are joined into the alternation used for a
+# line: one pass, one constant replacement. Every
 # branch starts at a delimiter (lookbehind) or a fixed anchor, so the scan stays linear on long
 # runs without delimiters. Every branch but the URL (the first) starts after a non-word
 # character, so ``_masker`` tests that once per position instead of once per branch, and
@@ -69,32 +67,39 @@ _LOCATION = (
     rf"(?=[^\s:'\"()/\\.]*+[/\\.]){_FILE_CHARS}++(?::\d+(?::\d+)?(?=[:\s,)\]]|$)|:?[(\[]\d+(?:,\s*\d+)?[)\]](?=[:\s]|$))"
     rf"|{_FILE_CHARS}++(?::\d+:\d+(?=[:\s,)\]]|$)|\(\d+,\s*\d+\))))"
 )
-_HEX_BYTES_CUE = re.compile(r":[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:")  # led by its colon; a clock time has two
+_HEX_BYTES_LEAD = (":", r"(?=[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}:)")  # led by its colon; a clock time has two
+_TLD_LEAD = (".", rf"(?={_TLD}\b)")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_BY_DIGIT: Gate = ((), None)  # the value branch: its gate is a digit (``_DIGIT``), not a cue
 # What a location needs: a file's last character before ``:digit`` or ``(digit`` (a clock time's digit is no
-# file), or ``, line N``. Led by one of ``:(,`` so that the scan skips from one to the next.
-_LOCATION_CUE = re.compile(r"[:(,\[](?:(?<=[A-Za-z_./\\][:(])\d|(?<=[A-Za-z_./\\]:\[)\d|(?<=,) line \d)")
+# file), or ``, line N``. Led by one of ``:(,[`` so that the scan skips from one to the next; it matches that
+# character alone (the rest is looked at, not taken), so that the dispatcher's scan can hold it (triggers.py).
+_LOCATION_LEAD = (":(,[", r"(?<=[A-Za-z_./\\][:(])(?=\d)|(?<=[A-Za-z_./\\]:\[)(?=\d)|(?<=,)(?= line \d)")
+_LOCATION_CUE = re.compile(rf"[:(,\[](?:{_LOCATION_LEAD[1]})")
 _NAME_DIGITS = r"(?:[A-Za-z_$]+\.)*[A-Za-z_$]*[A-Za-z]\d{1,3}[A-Za-z_$]*(?:\.[A-Za-z_$]+)*"
 _NOT_NAME_OR_CODE = rf"(?!(?:{_CODE}|{_NAME_DIGITS})[.!?]*(?![^{_DELIM}]))"
 # The name test runs only on tokens that hold a digit (the lookahead before it fails fast on words).
+_DIGIT = re.compile(r"\d")  # what a value needs: most messages of exceptions hold none, and are left as they are
 _VALUE = rf"(?<![^{_DELIM}])(?=[^{_DELIM}\d]*+\d){_NOT_NAME_OR_CODE}[^{_DELIM}\d]*+\d[^{_DELIM}]*"
-_MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
-    ("://", r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
-    ("@", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
-    (_LOCATION_CUE, _LOCATION),  # where a diagnostic points: a file and its line (and column)
+_MASK_BRANCHES: tuple[tuple[Gate, str], ...] = (
+    ((("://",), None), r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s'\"<>()\[\]]+"),  # URL
+    ((("@",), None), r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),  # e-mail
+    (((), _LOCATION_LEAD), _LOCATION),  # where a diagnostic points: a file and its line (and column)
     (
-        "/",
+        (("/",), None),
         rf"(?<![\w/.~-])(?P<path>(?:~/|\.{{1,2}}/|/){_PATH_END}+"  # absolute path
-        r"|(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # relative path with >= 2 slashes, not a module path
-        r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b)",  # dir/file.ext
+        # the two relative forms need the token's run of [\w.-] to end at a slash: one possessive scan tests it
+        r"|(?=[\w.-]*+/)(?:(?![\w-]+\.[a-z]{2,}/)[\w.-]+/(?:[\w.-]+/)+[\w.-]*"  # >= 2 slashes, not a module path
+        r"|[\w-]+/[\w-]*\.[A-Za-z]\w{0,5}\b))",  # dir/file.ext
     ),
-    ("\\", rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
-    (re.compile(rf"\.{_TLD}\b"), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
+    ((("\\",), None), rf"(?<![\w/.~-])(?P<wpath>[A-Za-z]:\\{_PATH_END}+)"),  # Windows path
+    (((), _TLD_LEAD), rf"(?<![\w.-])(?:[A-Za-z0-9-]+\.)+{_TLD}(?![\w.-])"),  # host name
     (
-        _cue("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
+        (_MONTHS, None),
         rf"(?<!\w)(?:{_WEEKDAY},?\s+)?{_MONTH}\s+\d{{1,2}}\b(?:,?\s+\d{{4}})?(?:\s+\d{{1,2}}:\d\d(?::\d\d)?)?",
     ),
-    (_HEX_BYTES_CUE, r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
-    ("", _VALUE),  # a token holding a digit that is neither a name nor a code
+    (((), _HEX_BYTES_LEAD), r"(?<![\w:])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){3,}(?![\w:])"),  # MAC, hex bytes FF:F2:E9:...
+    (_BY_DIGIT, _VALUE),  # a token holding a digit that is neither a name nor a code
 )
 
 # Log lines that no family recognised carry no anchor of their own, so more general value
@@ -102,11 +107,11 @@ _MASK_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
 # pair that is quoted or holds punctuation, a number with its unit, an empty value; dot leaders are
 # separators. A file name is a name everywhere (version 4; masking it changed no Loghub figure). Error
 # codes (``E0277``, ``ORA-00942``) and CONSTANT_CASE codes (``ERR_SSL_3``) stay verbatim: they are anchors.
-_LOG_BRANCHES: tuple[tuple[str | re.Pattern[str], str], ...] = (
+_LOG_BRANCHES: tuple[tuple[Gate, str], ...] = (
     *_MASK_BRANCHES[:-1],
     # key=value: a quoted value, or one holding punctuation (a.b, a/b, a{b}); a plain word stays
-    ("=", r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
-    ("", _VALUE),  # digits; names and codes kept
+    ((("=",), None), r"(?<=[\w\])]=)(?P<kv>\"[^\"\n]{0,200}\"|'[^'\n]{0,200}'|[\w-]*[^\w\s,;()\[\]<>|\"'=-][^\s,;()<>|\"'=]*)"),
+    (_BY_DIGIT, _VALUE),  # digits; names and codes kept
 )
 
 
@@ -125,16 +130,9 @@ def _masker(which: int, needed: int) -> re.Pattern[str]:
     return re.compile("|".join(url))
 
 
-def _guards(branches: tuple[tuple[str | re.Pattern[str], str], ...]) -> tuple[int, tuple, tuple]:
-    """A branch set's guards as (bits of the unguarded, (bit, substring) pairs, (bit, regex) pairs)."""
-    return (
-        sum(1 << i for i, (guard, _) in enumerate(branches) if guard == ""),
-        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if isinstance(guard, str) and guard),
-        tuple((1 << i, guard) for i, (guard, _) in enumerate(branches) if not isinstance(guard, str)),
-    )
-
-
-_GUARDS = tuple(_guards(branches) for branches in _BRANCH_SETS)
+# One scan for the gates of a branch set (triggers.py); the value branch's gate is a digit.
+_GATE_SCANS = tuple(Triggers([gate for gate, _ in branches], limit=None) for branches in _BRANCH_SETS)
+_VALUE_BITS = tuple(1 << (len(branches) - 1) for branches in _BRANCH_SETS)
 _LAST_IS_VALUE = re.compile(rf"^(?:{_VALUE})|<\*>|[\s'\"]")
 
 
@@ -161,15 +159,14 @@ def _path_or_value(match: re.Match[str]) -> str:
     return last
 
 
-def _volatile_sub(text: str, which: int = 0) -> str:
-    """Mask ``text`` with the alternation of the branches whose guard (substring or regex) passes on it."""
-    needed, substrings, regexes = _GUARDS[which]
-    for bit, substring in substrings:
-        if substring in text:
-            needed |= bit
-    for bit, regex in regexes:
-        if regex.search(text):
-            needed |= bit
+def _volatile_sub(text: str, which: int = 0, gates: int | None = None) -> str:
+    """Mask ``text`` with the alternation of the branches whose gate may pass on it (a superset of those that
+    can match: a branch that matches nowhere changes nothing). ``gates``: their bits, when a scan found them."""
+    needed = _GATE_SCANS[which].candidates(text) if gates is None else gates
+    if _DIGIT.search(text):
+        needed |= _VALUE_BITS[which]
+    if not needed:  # no branch can match anywhere
+        return text
     if not needed & _CALLBACK_BITS[which]:
         return _masker(which, needed).sub("<*>", text)
     return _masker(which, needed).sub(_path_or_value, text)
@@ -191,7 +188,9 @@ _MASKED_AS_VALUE = re.compile(r"(?:<\*>)?")
 _QUOTES = re.compile(r"['\"`‘’“”]")  # a sentence quoting a name is no value: ``"no item named 'host'"``
 _WHOLE_LITERAL = re.compile(r"(?:b?'[^'\n]*'|b?\"[^\"\n]*\"|-?[\d.]+|\(.*\)|\[.*\]|\{.*\})")
 # An empty value where a value is printed (``from 1.2.3.4 ()``, ``got []``, ``name=""``): the same slot.
-_EMPTY_CUES = _cue("()", "[]", "{}", '""', "''")
+_EMPTY_CUES = ("()", "[]", "{}", '""', "''")
+_LOG_SCAN = Triggers([*(gate for gate, _ in _LOG_BRANCHES), (_EMPTY_CUES, None)], limit=None)
+_EMPTY_GATE = 1 << len(_LOG_BRANCHES)
 _EMPTY_VALUE = re.compile(r"([\s=:])(\(|\[|\{|\"|')(\)|\]|\}|\"|')(?=[\s,;.]|$)")
 # A number with its unit is one value: sizes (2.41 KB, 3 GiB) and durations (19.84 seconds, 5 ms).
 # A bound on a value (``<1 sec``, ``~3 MB``, ``>=5``) is the same value slot.
@@ -209,20 +208,30 @@ def _mask(text: str) -> str:
     """Replace volatile tokens by ``<*>``, collapse placeholder runs and squeeze spaces."""
     text = text[:_LINE_CAP]
     masked = _volatile_sub(text)
-    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+    if "<*>" in masked:  # else no run to collapse
+        masked = _PLACEHOLDER_RUN.sub("<*>", masked)
+    return " ".join(masked.split())
 
 
 def _mask_log(text: str) -> str:
-    """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay."""
+    """``_mask`` for a line without an anchor: ``key=value`` values go too, error codes stay.
+
+    One scan tests the branches' gates and the empty values' cues; it runs before the two edits, which only
+    put ``<*>`` between a bracket or a quote and its pair and blank out dot leaders: no gate passes after them
+    that did not before (more gates only cost time).
+    """
     text = text[:_LINE_CAP]
-    if _EMPTY_CUES.search(text):
+    gates = _LOG_SCAN.candidates(text)
+    if gates & _EMPTY_GATE:
         text = _EMPTY_VALUE.sub(r"\1\2<*>\3", text)
     if "..." in text:
         text = _DOT_LEADER.sub(" ", text)
-    masked = _volatile_sub(text, 1)
+    masked = _volatile_sub(text, 1, gates & ~_EMPTY_GATE)
     if "<*>" in masked and (_contains_any(masked, _BOUND_CUES) or _UNIT_AFTER.search(masked)):
         masked = _UNIT.sub("<*>", masked)
-    return " ".join(_PLACEHOLDER_RUN.sub("<*>", masked).split())
+    if "<*>" in masked:
+        masked = _PLACEHOLDER_RUN.sub("<*>", masked)
+    return " ".join(masked.split())
 
 
 def _is_value(inner: str) -> bool:
@@ -236,7 +245,7 @@ def _is_value(inner: str) -> bool:
 
 def _quote_repl(match: re.Match[str]) -> str:
     """Keep quoted names, types and short tokens (the signal); mask quoted sentences (values)."""
-    inner = next(g for g in match.groups() if g is not None)
+    inner = match.group(match.lastindex)  # the one group of the quote's branch
     if not _is_value(inner):
         return match.group(0)
     quote = match.group(0)[0]
@@ -284,7 +293,10 @@ def _make(kind: str, body: str) -> Fingerprint:
     dropped the corpus's pairwise precision to 0.10 and 0.30 (generic lines such as
     ``exit status 1`` join unrelated errors), and a false merge costs more than a missed loop.
     """
-    clean = " ".join((body if body.isprintable() else _UNSAFE.sub(" ", body)).split())
+    if body.isprintable():  # then its only blank is the space: clean when no run, no lead or trailing one
+        clean = body if "  " not in body and body[:1] != " " and body[-1:] != " " else " ".join(body.split())
+    else:
+        clean = " ".join(_UNSAFE.sub(" ", body).split())
     key = _cap(f"{kind}:{clean}", _KEY_CAP)
     return Fingerprint(kind, key, (key,))
 

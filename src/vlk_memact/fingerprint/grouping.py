@@ -117,9 +117,18 @@ def _is_anchor(token: str) -> bool:
 
 
 def _join_by_keys(texts: Sequence[str], fps: Sequence[Fingerprint], parent: list[int]) -> None:
-    """Stage 1: the same exact text (stripped) or any shared fingerprint key."""
+    """Stage 1: the same exact text (stripped) or any shared fingerprint key.
+
+    A text met again with the same keys joins its first occurrence, whose keys are already owned: a session
+    repeats its outputs, and a long text's stripped copy is then made and hashed once.
+    """
     owner: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for index, (text, fp) in enumerate(zip(texts, fps, strict=True)):
+        first = seen.setdefault(text, index)
+        if first != index and fps[first].keys == fp.keys:
+            _union(parent, index, first)
+            continue
         for key in ("exact:" + text.strip(), *fp.keys):
             first = owner.setdefault(key, index)
             if first != index:

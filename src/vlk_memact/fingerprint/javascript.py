@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 
 from .core import Fingerprint, _make, _mask_message
+from .line_search import LineLed
 
 
 # TypeScript / JavaScript --------------------------------------------------------------
 _TSC = re.compile(r"\berror (TS\d{3,5}): ([^\n]*)")
-_JS_FRAME = re.compile(r"^[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$", re.M)
-_JS_EXC = re.compile(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$", re.M)
+_JS_FRAME = LineLed(r"[ \t]+at (?:async )?(?:(\S[^\n(]*?) \(([^\n()]*)\)|([^\n ()]+))[ \t]*$")
+_JS_EXC_HOLDS = ("Error: ", "Exception: ", "Error [", "Exception [")  # what a _JS_EXC line holds
+_JS_EXC = LineLed(r"(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[(\w+)\])?: ([^\n]*)$")
 _JS_LIBRARY = ("node:", "internal/", "node_modules", "<anonymous>")
 _VITEST = re.compile(r"^[ \t]*FAIL +(\S+ > [^\n]+)\n[ \t]*(\S[^\n]*)", re.M)
 _JEST = re.compile(r"^[ \t]*● ([^\n]+)\n(?:[ \t]*\n){0,5}[ \t]*(expect\([^\n]*|[A-Z]\w*Error\b[^\n]*)", re.M)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .core import _LINE_CAP, Fingerprint, _make, _mask_log
+from .line_search import _first_stem
 from .located import _DETAIL
 
 
@@ -22,29 +23,13 @@ _ERROR_WORD = re.compile(
 
 
 # Every word of ``_ERROR_WORD`` starts with one of these (ignoring case): a case-insensitive regex led
-# by ``\b`` is tried at every position, a fast string search finds where the first one could start.
+# by ``\b`` is tried at every position, a fast string search finds where the first one could start. The
+# most frequent first (on agent failures and log lines): once one is found, the others search only before it.
 _ERROR_STEMS = (
-    "error", "fail", "fatal", "exception", "panic", "traceback", "denied", "refused", "not found",
-    "cannot", "can't", "unable", "invalid", "time", "abort", "missing", "undefined", "unknown",
+    "error", "traceback", "not found", "fail", "time", "exception", "undefined", "invalid", "cannot", "can't",
+    "fatal", "unknown", "missing", "unable", "abort", "denied", "refused", "panic",
 )  # fmt: skip
 _EXIT_STEMS = ("exit", "error")  # every _EXIT match holds one of them (ignoring case)
-
-
-def _first_stem(text: str, stems: tuple[str, ...]) -> int:
-    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
-
-    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
-    other text gets 0, a place no later than any match.
-    """
-    if not text.isascii():
-        return 0
-    lower = text.lower()
-    first = -1
-    for stem in stems:
-        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
-        if found >= 0:
-            first = found
-    return first
 
 
 def _informative_line(lines: list[str]) -> str:
@@ -75,15 +60,49 @@ def _exit_code(text: str, lines: list[str]) -> Fingerprint | None:
     """A non-zero exit status, keyed with the line that explains it (alone it joins anything)."""
     if "xit" not in text and "Error " not in text and "exit" not in text:
         return None
-    if sum(1 for line in lines if line.strip()) < 2:
+    if not _two_nonempty(lines):
         return None
-    if _first_stem(text, _EXIT_STEMS) < 0:
-        return None  # no line can hold an exit status: skip the case-insensitive scan of every line
-    for line in reversed(lines):
-        match = _EXIT.search(line[:_LINE_CAP])
-        if match:
-            return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
+    match = _last_exit(text, lines)
+    if match:
+        return _make("shell", f"exit {match.group(1)}: {_mask_log(_informative_line(lines))}")
     return None
+
+
+def _two_nonempty(lines: list[str]) -> bool:
+    """Whether at least two lines hold more than blanks (counting stops at two)."""
+    found = 0
+    for line in lines:
+        if line and not line.isspace():
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
+def _last_exit(text: str, lines: list[str]) -> re.Match[str] | None:
+    """``_EXIT`` searched in each line (cut) from the last one; the first match.
+
+    In ASCII text only the lines holding a stem (``exit``, ``error``, ignoring case) can match, and a reverse
+    search finds them: a case-insensitive regex is tried at every position of every line.
+    """
+    if not text.isascii():
+        for line in reversed(lines):
+            match = _EXIT.search(line[:_LINE_CAP])
+            if match:
+                return match
+        return None
+    lower = text.lower()
+    end = len(text)
+    while True:
+        at = max(lower.rfind(stem, 0, end) for stem in _EXIT_STEMS)
+        if at < 0:
+            return None
+        start = text.rfind("\n", 0, at) + 1
+        stop = text.find("\n", at)
+        match = _EXIT.search(text[start : len(text) if stop < 0 else stop][:_LINE_CAP])
+        if match:
+            return match
+        end = start  # the lines before this one (no stem holds a line break)
 
 
 def _with_details(text: str, line: str) -> str:

@@ -1,4 +1,5 @@
-"""Searching a regex only on the lines that hold one of its cues: a fast string search finds them.
+"""Searching a regex only where it can match: on the lines that hold one of its cues, or from the first place a
+case-insensitive word can start; a fast string search finds them.
 
 A regex led by ``^`` or a lookbehind is tried at every position of the text; several families
 (flake8 findings, pytest summaries, the one-line table) find their line this way instead.
@@ -42,3 +43,47 @@ def _line_matches(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -
 def _first_match(regex: re.Pattern[str], text: str, needles: tuple[str, ...]) -> re.Match[str] | None:
     """``regex.search(text)`` for a regex as in ``_line_matches``."""
     return next(_line_matches(regex, text, needles), None)
+
+
+def _first_stem(text: str, stems: tuple[str, ...]) -> int:
+    """Where the first of ``stems`` starts in ``text``, ignoring case; -1 when none; 0 when not ASCII.
+
+    Only ASCII text is searched (``lower()`` keeps its length and ``re.I`` folds nothing else in it);
+    other text gets 0, a place no later than any match.
+    """
+    if not text.isascii():
+        return 0
+    lower = text.lower()
+    first = -1
+    for stem in stems:
+        found = lower.find(stem) if first < 0 else lower.find(stem, 0, first + len(stem) - 1)  # only before
+        if found >= 0:
+            first = found
+    return first
+
+
+class LineLed:
+    """A regex whose every match is one whole line from its start (``^...`` in MULTILINE, never crossing a
+    line break), searched as two: the first line matched alone, the others led by their line break. A literal
+    lead lets the scan jump from line to line; a ``^`` is tried at every position of a long output. A match
+    from the second form starts at the line break before the line (its groups and its end are the same)."""
+
+    def __init__(self, body: str) -> None:
+        self._first = re.compile(body, re.M)
+        self._after = re.compile(rf"\n(?:{body})", re.M)
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        """The first match at a line start from ``pos`` on (a line break just before ``pos`` counts)."""
+        if pos == 0:
+            first = self._first.match(text)
+            if first:
+                return first
+        return self._after.search(text, max(pos - 1, 0))
+
+    def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
+        """Every match at a line start from ``pos`` on, in order."""
+        if pos == 0:
+            first = self._first.match(text)
+            if first:
+                yield first
+        yield from self._after.finditer(text, max(pos - 1, 0))

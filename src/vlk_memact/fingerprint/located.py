@@ -20,15 +20,18 @@ import re
 from collections.abc import Iterator
 
 from .core import _LOCATION_CUE, Fingerprint, _make, _mask_message
+from .line_search import _first_stem
 
-_PATH = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?[^\s:'\"()<>\[\]{},;|`]*"
+# A path and its last character: one possessive run, since what follows it (``:`` or ``(``) is no path character
+# (a backtracking ``[...]*[...]`` gave back one character at a time on a line whose location fails).
+_PATH = r"(?:file://)?(?:/?[A-Za-z]:[\\/])?[^\s:'\"()<>\[\]{},;|`]++"
 # A path-shaped token (a slash, a backslash or a dot) before :line[:col] or (line[,col]); any token led by a
 # letter (not a timestamp's date) before :line:col or (line,col). Then the separator: a colon, `` - `` (tsc --pretty) or blanks.
 _LOCATED = re.compile(
     r"^[ \t]*(?:[ewEW]: |\[[A-Z]{3,8}\] )?\[?"
-    rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}[^\s:'\"()<>\[\]{{}},;|`]"
+    rf"(?:(?=(?:[A-Za-z]:)?[^\s:'\"()]*[/\\.]){_PATH}"
     r"(?::\d+(?::\d+)?|\(\d+(?:,\s*\d+)?\)|:\[\d+(?:,\d+)?\])"
-    rf"|(?=[A-Za-z_./~\\]){_PATH}[^\s:'\"()<>\[\]{{}},;|`](?::\d+:\d+|\(\d+,\s*\d+\)))"
+    rf"|(?=[A-Za-z_./~\\]){_PATH}(?::\d+:\d+|\(\d+,\s*\d+\)))"
     r"\]?(?::[ \t]*| - |[ \t]+)(\S[^\n]*)$",
     re.M,
 )
@@ -45,6 +48,7 @@ _RANK = {"fatal error": 0, "error": 0, "": 1, "warning": 2, "warn": 2, "style": 
 _MAX_FINDINGS = 3
 _PY_WARNING = re.compile(r"[A-Z]\w*Warning: ")
 _ERROR_CUE = re.compile(r"(?i)\b(?:error|failed|failure|fatal|exception|traceback|timed out|killed|panic)\b")
+_ERROR_CUE_STEMS = ("error", "fail", "fatal", "exception", "traceback", "timed out", "killed", "panic")  # ignoring case
 
 
 def _parse(match: re.Match[str]) -> tuple[int, str, str]:
@@ -83,7 +87,10 @@ def _finding(match: re.Match[str], anchor: str, rest: str) -> str | None:
 
 def _error_elsewhere(text: str, spans: list[tuple[int, int]]) -> bool:
     """Whether a line that is no located finding says that something failed."""
-    for found in _ERROR_CUE.finditer(text):
+    first = _first_stem(text, _ERROR_CUE_STEMS)  # no match starts before it (a \b-led regex tries every position)
+    if first < 0:
+        return False
+    for found in _ERROR_CUE.finditer(text, first):
         if not any(start <= found.start() < end for start, end in spans):
             return True
     return False
@@ -111,9 +118,15 @@ def _located(text: str, lines: list[str]) -> Fingerprint | None:
     if not _LOCATION_CUE.search(text):
         return None
     located = [(match, *_parse(match)) for match in _located_lines(text)]
+    elsewhere: bool | None = None  # an error said outside the findings: tested once, before masking warnings
     for rank in sorted({rank for _, rank, _, _ in located}):
         if rank == _RANK["note"]:
             return None  # notes alone are no error
+        if rank >= _RANK["warning"]:
+            if elsewhere is None:
+                elsewhere = _error_elsewhere(text, [m.span() for m, *_ in located])
+            if elsewhere:
+                return None  # warnings printed on the way to an error they are not (a command that then timed out)
         chosen: dict[str, None] = {}
         for match, line_rank, anchor, rest in located:
             if line_rank == rank:
@@ -124,7 +137,5 @@ def _located(text: str, lines: list[str]) -> Fingerprint | None:
                         break
         if not chosen:
             continue  # only values at this rank (Go frames): the next rank
-        if rank >= _RANK["warning"] and _error_elsewhere(text, [m.span() for m, *_ in located]):
-            return None  # warnings printed on the way to an error they are not (a command that then timed out)
         return _make("diagnostic", "; ".join(chosen))
     return None

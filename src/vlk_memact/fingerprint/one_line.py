@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 from .core import Fingerprint, _contains_any, _make, _mask_message
-from .line_search import _first_match
+from .line_search import LineLed, _first_match
 
 
 # One-line families: the first line matching the family's regex is the error ---------------
@@ -31,11 +31,12 @@ _HTTP_REASONS = {
 # fmt: on
 _REASON_ALT = "|".join(sorted({re.escape(r) for r in _HTTP_REASONS.values()}, key=len, reverse=True))
 _HTTP_CUES = ("HTTP", "tatus", "rror", "esponse")
-_HTTP_REASON_HINT = re.compile(r"[45]\d\d [A-Z]")
-# ``\b[45]\d\d\b`` written to start with its digit, so that the scan jumps from 4 or 5 to the next
-# (a leading ``\b`` is tried at every position). Only an error status anchors an error: an access
-# log's ``status: 200`` is not one.
-_HTTP_CODE = re.compile(r"[45](?<!\w[45])\d\d\b")
+_HTTP_REASON_HINTS = tuple(re.compile(rf"{digit}\d\d [A-Z]") for digit in "45")  # led by a literal
+# ``\b[45]\d\d\b`` written as two regexes led by their digit, so that the scan jumps from one 4 (or 5) to the
+# next (a leading ``\b`` or a class is tried at every position); their matches cannot overlap (a code never
+# follows a word character). Only an error status anchors an error: an access log's ``status: 200`` is not one.
+_HTTP_CODES = tuple(re.compile(rf"{digit}(?<!\w{digit})\d\d\b") for digit in "45")
+_HTTP_CODE_LEAD = ("45", r"(?<!\w[45])(?=\d\d\b)")  # the dispatcher's gate (one character): no code, no key
 _HTTP_BEFORE = re.compile(
     r"(?:\bHTTP/\d(?:\.\d)?\s+|\b(?:HTTP(?: Error)?|[Ss]tatus(?: [Cc]ode)?|[Ee]rror|returned error|response code)[:= ]\s*)$"
 )
@@ -45,9 +46,10 @@ _HTTP_AFTER = re.compile(rf"\s+(?:{_REASON_ALT}|Client Error|Server Error)\b")
 
 def _http(text: str, lines: list[str]) -> Fingerprint | None:
     """A status only where it is one: after ``HTTP/1.1``/``status``/``Error`` or before its reason."""
-    if not _contains_any(text, _HTTP_CUES) and not _HTTP_REASON_HINT.search(text):
+    if not _contains_any(text, _HTTP_CUES) and not any(hint.search(text) for hint in _HTTP_REASON_HINTS):
         return None
-    for match in _HTTP_CODE.finditer(text):
+    four, five = _HTTP_CODES
+    for match in sorted((*four.finditer(text), *five.finditer(text)), key=re.Match.start):
         start, end = match.span()
         code = match.group(0)
         before = max(0, start - 24)
@@ -212,10 +214,9 @@ def _line_family(text: str, lines: list[str]) -> Fingerprint | None:
 
 # Bare exception line (no traceback around it) -------------------------------------------
 _EXC_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt", "Iteration", "Failure")
-_BARE_EXC = re.compile(
-    rf"^((?:[a-z_]\w*\.)*[A-Z]\w*(?:{'|'.join(_EXC_SUFFIXES)}))"
-    r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$",
-    re.M,
+_BARE_EXC = LineLed(
+    rf"((?:[a-z_]\w*\.)*[A-Z]\w*(?:{'|'.join(_EXC_SUFFIXES)}))"
+    r"(?: \[(\w+)\])?(?:: ?([^\n]*))?$"
 )
 _JS_ONLY = frozenset({"ReferenceError", "RangeError", "URIError", "EvalError", "AggregateError"})
 _PY_BUILTINS = frozenset(

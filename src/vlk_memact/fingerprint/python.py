@@ -9,23 +9,21 @@ from .line_search import _first_match, _line_matches
 
 
 # Python ----------------------------------------------------------------------------
-_PY_FRAME_AT = re.compile(r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?')  # after blanks
+# A frame's line: ``File "path", line N[, in func]`` with only blanks before it. Led by the line break, so the scan
+# jumps from line to line (a ``^[ \t]*``-led regex is tried at every position); the first line is matched alone.
+_PY_FRAME_BODY = r'File "([^"\n]{0,500})", line \d+(?:, in ([^\n]{1,200}))?'
+_PY_FRAME_LINE = re.compile(rf"\n[ \t]*+{_PY_FRAME_BODY}")
+_PY_FRAME_FIRST = re.compile(rf"[ \t]*+{_PY_FRAME_BODY}")
 _PY_EXC = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: ?(.*))?")
 _PY_LIBRARY = ("site-packages", "dist-packages", "/lib/python", "\\lib\\", "<frozen", "/usr/lib/")
 _LINE_AFTER = re.compile(r"\n(?=[^ \t\n])")  # a line break before an unindented, non-empty line
 
 
 def _python_frames(text: str) -> list[re.Match[str]]:
-    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line.
-
-    The regex is led by its literal, so the scan jumps between ``File "``; a ``^[ \t]*``-led one (the
-    same matches) is tried at every position of a long traceback.
-    """
-    frames = []
-    for match in _PY_FRAME_AT.finditer(text):
-        start = match.start()
-        if not text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
-            frames.append(match)
+    """The frames of a traceback: ``File "path", line N, in func`` with only blanks before it on its line."""
+    first = _PY_FRAME_FIRST.match(text)
+    frames = [first] if first else []
+    frames.extend(_PY_FRAME_LINE.finditer(text))
     return frames
 
 
@@ -70,11 +68,12 @@ def _python(text: str, lines: list[str]) -> Fingerprint | None:
 _LINT = re.compile(r"^- (?:([EFWC]\d{3}) |([A-Z]\w*(?:Warning|Error)): )([^\n]*)$", re.M)
 # What every finding holds: the list's "- " before a code, or its class's end.
 _LINT_HOLDS = ("- E", "- F", "- W", "- C", "Warning: ", "Error: ")
+_LINT_STARTS = ("- E", "- F", "- W", "- C")  # a list of findings without its header
 
 
 def _lint(text: str, lines: list[str]) -> Fingerprint | None:
     """Key on the distinct findings (up to three): together they are the error."""
-    if "ERRORS:\n- " not in text and not text.startswith(("- E", "- F", "- W", "- C")):
+    if "ERRORS:\n- " not in text and not text.startswith(_LINT_STARTS):
         return None  # no list of findings
     findings: dict[str, None] = {}
     for m in _line_matches(_LINT, text, _LINT_HOLDS):
@@ -89,6 +88,21 @@ _PYTEST = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - ([^\n]*))?$", re.M)
 _PYTEST_E = re.compile(r"^E {2,}(\S[^\n]*)$", re.M)
 
 
+def _last_e_line(text: str, end: int) -> re.Match[str] | None:
+    """The last match of ``_PYTEST_E`` before ``end`` (a line start), found from the end: such a line starts
+    with ``E  ``, and a ``^``-led regex is tried at every position of a long report."""
+    at = end
+    while at > 0:
+        at = text.rfind("\nE  ", 0, at)
+        start = at + 1 if at >= 0 else 0
+        if at < 0 and not text.startswith("E  "):
+            return None
+        found = _PYTEST_E.match(text, start, end)
+        if found:
+            return found
+    return None
+
+
 def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     """The first ``FAILED``/``ERROR`` summary line: the node id is the anchor."""
     if not (text.startswith(("FAILED ", "ERROR ")) or "\nFAILED " in text or "\nERROR " in text):
@@ -100,5 +114,6 @@ def _pytest(text: str, lines: list[str]) -> Fingerprint | None:
     path, sep, test = nodeid.partition("::")
     nodeid = f"{_basename(path)}{sep}{test}"  # the test file's directories are noise, its name is not
     if not message:  # collection errors carry the reason only in their last ``E`` line
-        message = next((m.group(1) for m in reversed(list(_PYTEST_E.finditer(text, 0, match.start())))), "")
+        last = _last_e_line(text, match.start())
+        message = last.group(1) if last else ""
     return _make("test", f"pytest {status} {nodeid} - {_mask_message(message)}")
