@@ -85,8 +85,12 @@ def test_an_inserted_slot_is_the_slot_a_read_returns(store: Store) -> None:
                               learning_summary="check the key", constraint_type=ConstraintType.DERIVED,
                               evidence="seen twice", fingerprint_keys=("k1", "k2"), lessons=("one", "two"))
         inserted = [tx.insert_slot(record_slot), tx.insert_slot(lesson_slot)]
+        # given what it just stored, the slot is not read back (the record's hot path): the same slot all the same
+        told = tx.insert_slot(record_slot, ("boom again", None, '{"cmd":"y"}'))
+        inserted.append(told)
     with store.read() as tx:
         assert tx.slots_by_id(A, [s.id for s in inserted]) == inserted
+    assert told.raw_log == "boom again" and told.sequence_order == inserted[1].sequence_order + 1
 
 
 def test_identical_content_is_stored_once_per_tenant(store: Store) -> None:

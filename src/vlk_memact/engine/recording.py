@@ -68,7 +68,8 @@ class Recording(MemoryBase):
                     fingerprint=fp.key,
                     fingerprint_keys=fp.keys,
                     fingerprint_version=FINGERPRINT_VERSION,
-                )
+                ),
+                (text, context, payload),  # what add_content stored (or found stored: the same hash, the same texts)
             )
             repeats = tx.count_fingerprint(key, fp.key)
             pruned = slot.sequence_order % self.settings.prune_every == 0

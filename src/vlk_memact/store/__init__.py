@@ -40,8 +40,10 @@ class Transaction(Protocol):
     def add_content(self, tenant: str, raw_log: str, file_context: str | None, tool_payload: str | None) -> int:
         """Store content once per tenant: identical content returns the existing id."""
 
-    def insert_slot(self, slot: NewSlot) -> Slot:
-        """Insert at the session's next sequence number (unique per session); index a constraint's keys."""
+    def insert_slot(self, slot: NewSlot, content: tuple[str | None, str | None, str | None] | None = None) -> Slot:
+        """Insert at the session's next sequence number (unique per session); index a constraint's keys. content:
+        the (raw_log, file_context, tool_payload) of slot.content_id as just stored, so the slot is returned without
+        reading the row back; None reads it."""
 
     def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         """Slots of a session in one state, oldest first."""

@@ -23,10 +23,16 @@ _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, 
                VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(sequence_order), 0) + 1 FROM agent_timeline
                                     WHERE tenant = ? AND project = ? AND session_id = ?),
                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp})
-               RETURNING id"""
+               RETURNING {returning}"""
 # The insert as the column default stamps it (now), and with a created_at of its own (clock.stamped()).
-_INSERT_NOW = _INSERT_SLOT.format(stamped="", stamp="")
-_INSERT_STAMPED = _INSERT_SLOT.format(stamped=", created_at", stamp=", ?")
+# The new row as SLOT_COLUMNS reads it, less the content's three columns (rows.SLOT_COLUMNS): the slot is built
+# from what the insert returns and the content its caller stored, without reading the row back.
+_RETURNED = ("id, session_id, sequence_order, temporal_state, origin, created_at, content_id, learning_summary, "
+             "constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version, retired_reason, retired_by, "
+             "lessons, tenant, project, scope, fire_count, last_fired_at, uid")
+_INSERT_NOW = _INSERT_SLOT.format(stamped="", stamp="", returning=_RETURNED)
+_INSERT_STAMPED = _INSERT_SLOT.format(stamped=", created_at", stamp=", ?", returning=_RETURNED)
+_CONTENT_AT = 7  # where raw_log, file_context and tool_payload sit in a SLOT_COLUMNS row
 
 
 def _json_list(values: Sequence[str]) -> str | None:
@@ -47,10 +53,10 @@ class Timeline(SqlDialect):
         ) or self._rows("SELECT id FROM memory_contents WHERE content_hash = ?", (digest,))
         return int(rows[0][0])
 
-    def insert_slot(self, slot: NewSlot) -> Slot:
+    def insert_slot(self, slot: NewSlot, content: tuple[str | None, str | None, str | None] | None = None) -> Slot:
         k = session_params(slot.key)
         stamp = clock.current()
-        [(new_id,)] = self._rows(
+        [returned] = self._rows(
             _INSERT_NOW if stamp is None else _INSERT_STAMPED,
             (
                 uuid.uuid4().hex,
@@ -70,9 +76,13 @@ class Timeline(SqlDialect):
                 *(() if stamp is None else (stamp[:19],)),  # slots are stamped to the second (CURRENT_TIMESTAMP)
             ),
         )
+        new_id = returned[0]
         if slot.temporal_state is TemporalState.FUTURE and slot.fingerprint_keys:
             self._index_keys(new_id, slot.fingerprint_keys)
-        return slot_from_row(self._rows(SLOT_SELECT + " WHERE t.id = ?", (new_id,))[0])
+        if content is None and slot.content_id is not None:  # the caller did not say what it stored: read it
+            return slot_from_row(self._rows(SLOT_SELECT + " WHERE t.id = ?", (new_id,))[0])
+        held = content if slot.content_id is not None and content is not None else (None, None, None)
+        return slot_from_row((*returned[:_CONTENT_AT], *held, *returned[_CONTENT_AT:]))
 
     def slots(self, key: SessionKey, state: TemporalState) -> list[Slot]:
         rows = self._rows(
