@@ -242,6 +242,8 @@ class SqliteStore:
                     conn.execute("PRAGMA synchronous = NORMAL")  # back to FULL when the commit ends
                 begin_write(conn, self._with_lock_retry, refuse)
             except BaseException as exc:
+                if not durable and self._joined.conn is not None:
+                    self._restore_full(self._joined.conn)  # no transaction began: the connection stays at FULL
                 release()
                 if isinstance(exc, sqlite3.Error):
                     raise self._fault(exc, "write") from exc

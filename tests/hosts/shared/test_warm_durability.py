@@ -110,3 +110,22 @@ def test_the_warm_server_answers_before_the_fsync_and_syncs_right_after(tmp_path
     rows = sqlite3.connect(db).execute("SELECT c.raw_log FROM agent_timeline t JOIN memory_contents c "
                                        "ON c.id = t.content_id WHERE t.session_id = 's1'").fetchall()
     assert rows and "NameError" in rows[0][0]
+
+
+def test_a_batch_that_cannot_begin_leaves_the_connection_at_full(tmp_path: Path) -> None:
+    """Another process holds the write lock: the not-yet-durable batch gives up (WouldWait under attempt()) and its
+    connection is back at synchronous=FULL for the next, durable, transaction."""
+    from vlk_memact.core.errors import WouldWait
+
+    db = tmp_path / "vlk.db"
+    store = SqliteStore(f"file:{db}")
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(WouldWait), store.attempt(), store.batch(durable=False):
+            with store.write() as tx:
+                tx._rows("SELECT 1", ())  # noqa: SLF001
+    finally:
+        other.execute("ROLLBACK")
+    assert synchronous(store) == FULL
+    store.close()
