@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from harness.hook_latency import write_report  # noqa: E402
 from harness.machine import machine  # noqa: E402
 from hook_events import bash, failure, pre, session_start  # noqa: E402
 from impact_scenario import DEPLOY_ERROR, ENV_ERROR, run_session_a  # noqa: E402
@@ -44,7 +45,6 @@ from vlk_memact import Memory  # noqa: E402
 from vlk_memact.config import Settings  # noqa: E402
 from vlk_memact.hosts.claude_code import adapter as claude_code  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 VLK = str(Path(sys.executable).with_name("vlk-memact"))
 PROJECT = "/work/project"
 CASES = ["SessionStart (a fact carried)", "PreToolUse (denied)", "PostToolUseFailure (fix told)",
@@ -195,10 +195,7 @@ def main() -> int:
         report["warm"] = processes(db, runs, args.seed + 1, warm=True)
         report["handlers"] = handlers(db, runs * 5, args.seed)
     report["load_after"] = uptime()
-    name = "impact-hooks-quick" if args.quick else "impact-hooks"
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (RESULTS / f"{name}.md").write_text(markdown(report))
-    print(markdown(report))
+    write_report("impact-hooks-quick" if args.quick else "impact-hooks", report, markdown)
     return 0
 
 

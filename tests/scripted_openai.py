@@ -181,3 +181,27 @@ class ScriptedOpenAI(ScriptedServer[Request, Reply]):
                 self.wfile.flush()
 
         return Handler
+
+
+def host_fixtures(workspace: Any, shell: Any, session_id: Any) -> tuple[Any, Any, Any]:
+    """The fixtures every real-CLI module of an OpenAI-API host (Codex, OpenCode) starts from: `api` (one scripted
+    model for the module's sessions, which run one after another), `ws` (a fresh installed workspace per test) and
+    `loop` (the module's loop session, run once). Assign them at module level: `api, ws, loop = host_fixtures(...)`."""
+    import pytest
+    from host_harness import run_loop
+
+    @pytest.fixture(scope="module")
+    def api() -> Any:
+        with ScriptedOpenAI() as server:
+            yield server
+
+    @pytest.fixture
+    def ws(tmp_path: Any, api: ScriptedOpenAI) -> Any:
+        return workspace(tmp_path, api).installed()
+
+    @pytest.fixture(scope="module")
+    def loop(tmp_path_factory: Any, api: ScriptedOpenAI) -> Any:
+        root = tmp_path_factory.mktemp("loop")
+        return run_loop(workspace(root, api).installed(), root, shell, text("stopped."), session_id=session_id)
+
+    return api, ws, loop

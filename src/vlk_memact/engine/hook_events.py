@@ -11,6 +11,7 @@ fails on any `._key(` or `.store` outside engine/ and store/.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -105,13 +106,7 @@ class HookEvents:
                 if not found_slots:
                     return []
                 failure = found_slots[0]
-            told: list[list[str]] = []  # what the session was told, read once and only when a fix matches
-
-            def injected() -> list[str]:
-                if not told:
-                    told.append(tx.injected(key))
-                return told[0]
-
+            injected = functools.cache(lambda: tx.injected(key))  # what the session was told: read once, if needed
             found, demote = fixes_for_failure(tx, key, failure.error_keys, injected)
             for fix_id in demote:
                 tx.demote_fix(fix_id)
@@ -226,16 +221,16 @@ def applied(fix: Fix, successes: Sequence[HostCall]) -> bool:
 
 
 def fixes_for_failure(tx: Transaction, key: SessionKey, error_keys: Sequence[str],
-                      injected: Sequence[str] | Callable[[], Sequence[str]]) -> tuple[list[Fix], list[int]]:
+                      injected: Callable[[], Sequence[str]]) -> tuple[list[Fix], list[int]]:
     """The working fixes to tell after a failure of these error keys, and the ids of fixes told earlier in the
-    session that were applied and did not hold (to demote). Reads only; injected (what the session was told, or
-    how to read it) is read only when a fix matches."""
+    session that were applied and did not hold (to demote). Reads only; injected() (what the session was told) is
+    called only when a fix matches."""
     if not error_keys:
         return [], []
     found = tx.fixes_matching(key, match_keys(error_keys), FIXES_LOOKED_AT)
     if not found:
         return [], []
-    told = {item for item in (injected() if callable(injected) else injected) if item.startswith("f:")}
+    told = {item for item in injected() if item.startswith("f:")}
     demote: list[int] = []
     earlier = [f for f in found if f"f:{f.id}" in told and f.demoted == 0]
     if earlier:

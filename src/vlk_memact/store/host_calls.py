@@ -15,6 +15,9 @@ from .dialect import SqlDialect, equalities, session_params
 from .rows import HOST_CALL_COLUMNS, host_call_from_row
 
 _HOST_CALL = f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? AND session_id = ?"
+# The same test when slot ids are given: `|| ''` and `+ 0` keep these columns off the indexes (dialect.SESSION_BY_ID).
+_HOST_CALL_OF_SLOTS = (f"SELECT {HOST_CALL_COLUMNS} FROM host_calls WHERE tenant = ? AND project = ? "
+                       "AND session_id || '' = ? AND id + 0 > ?")
 _ADD = ("INSERT INTO host_calls (tenant, project, session_id, tool_use_id, call_key, outcome, changes_state, slot_id, "
         "tool, target, summary, host{stamped}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp}) "
         "ON CONFLICT DO NOTHING RETURNING id")
@@ -53,9 +56,9 @@ class HostCalls(SqlDialect):
         newest_first: bool = False,
         limit: int = 100,
     ) -> list[HostCall]:
-        query, params = _HOST_CALL + " AND id > ?", [*session_params(key), after_id]
-        if slot_ids:  # a few slots' calls through idx_host_calls_slot, not a walk of the session's calls by id
-            query = _HOST_CALL.replace("session_id = ?", "session_id || '' = ?") + " AND id + 0 > ?"
+        # A few slots' calls are found through idx_host_calls_slot, not by walking the session's calls by id.
+        query = _HOST_CALL_OF_SLOTS if slot_ids else _HOST_CALL + " AND id > ?"
+        params = [*session_params(key), after_id]
         where, given = equalities("", (("call_key", call_key), ("outcome", outcome), ("target", target)))
         if where:
             query += " AND " + where

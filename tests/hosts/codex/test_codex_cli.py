@@ -14,34 +14,18 @@ next session starts with; the module's tests run on one xdist worker (xdist_grou
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from codex_harness import missing_cli, shell, thread_id, workspace
-from host_harness import Loop, Workspace, failing_command, git_project, requires_cli, run_loop
-from scripted_openai import ScriptedOpenAI, text
+from host_harness import Loop, Workspace, failing_command, git_project, requires_cli
+from scripted_openai import ScriptedOpenAI, host_fixtures, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("codex_cli")]
 _cli_present = requires_cli(missing_cli)
 
 
-@pytest.fixture(scope="module")
-def api() -> Iterator[ScriptedOpenAI]:
-    """One scripted model for the module's sessions, which run one after another."""
-    with ScriptedOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-def ws(tmp_path: Path, api: ScriptedOpenAI) -> Workspace:
-    return workspace(tmp_path, api).installed()
-
-
-@pytest.fixture(scope="module")
-def loop(tmp_path_factory: pytest.TempPathFactory, api: ScriptedOpenAI) -> Loop:
-    root = tmp_path_factory.mktemp("loop")
-    return run_loop(workspace(root, api).installed(), root, shell, text("stopped."), session_id=thread_id)
+api, ws, loop = host_fixtures(workspace, shell, thread_id)
 
 
 def test_a_loop_is_announced_to_the_model_and_the_fourth_unchanged_repeat_is_denied(loop: Loop):

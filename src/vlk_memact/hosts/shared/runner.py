@@ -41,6 +41,7 @@ _EVENT = threading.local()  # (cwd, Identity) of the event this thread answers: 
 CHECKOUT_SECONDS = 5.0  # how long the warm server trusts a folder's checkout without reading git's files again
 _CHECKOUTS_KEPT = 256
 _checkouts: dict[str | None, tuple[float, tuple[int | None, bool], Identity]] = {}  # cwd -> (until, stamp, it)
+_roots: dict[str, tuple[Identity, tuple[str, ...]]] = {}  # cwd -> (the Identity they were found for, its roots)
 
 
 def _stamp(cwd: str | None, identity: Identity) -> tuple[int | None, bool]:
@@ -124,9 +125,6 @@ def checkout_roots(cwd: str | None) -> tuple[str, ...]:
         _roots.clear()
     _roots[cwd] = (identity, roots)
     return roots
-
-
-_roots: dict[str, tuple[Identity, tuple[str, ...]]] = {}  # cwd -> (the Identity they were found for, its roots)
 
 
 def _roots_of(cwd: str, identity: Identity) -> tuple[str, ...]:
