@@ -71,6 +71,48 @@ def test_a_failing_joined_write_is_undone_alone_and_the_batch_goes_on(memory: Me
     assert [s.raw_log for s in memory.get_history(session_id="s").slots] == ["Error: kept"]
 
 
+def test_a_failing_write_that_began_the_transaction_ends_it_and_the_batch_goes_on(database_url: str) -> None:
+    """The first joined write has no savepoint (nothing before it to keep): when it raises, the transaction is
+    rolled back and ended as a commit would end it, so no lock is held and the next write begins a new one."""
+    from vlk_memact import Settings
+
+    quick = Settings.from_env({"VLK_BUSY_TIMEOUT_MS": "50", "VLK_LOCK_WAIT_MS": "200"})
+    with Memory(database_url, settings=Settings.from_env({}), project="p") as learner, \
+            Memory(database_url, settings=quick, project="p") as hook:
+        key = learner._key("s")  # noqa: SLF001
+        with learner.store.batch() as batch:
+            with pytest.raises(RuntimeError), learner.store.write() as tx:
+                tx.add_host_call(key, NewHostCall("gone", "k", "failure"), None)
+                raise RuntimeError("the handler failed")
+            hook.record_state(raw_log="Error: live", session_id="live")  # no lock left behind
+            learner.record_state(raw_log="Error: kept", session_id="s")
+            with pytest.raises(RuntimeError), learner.store.write() as tx:  # a later write: a savepoint, undone
+                tx.add_host_call(key, NewHostCall("gone too", "k", "failure"), None)
+                raise RuntimeError("the handler failed")
+        assert batch.commits == 0
+        hook.record_state(raw_log="Error: after", session_id="live")  # the batch released its lock
+        with learner.store.read() as tx:
+            assert tx.host_calls(key) == []
+        assert [s.raw_log for s in learner.get_history(session_id="s").slots] == ["Error: kept"]
+
+
+def test_the_write_that_begins_a_batch_transaction_opens_no_savepoint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A tool call's record and what it told, in one transaction: the record begins it without a savepoint's
+    journal (bench/goals.py mcp), what follows it is a savepoint."""
+    statements: list[str] = []
+    with Memory(f"sqlite:///{tmp_path / 'm.db'}", project="p") as memory:
+        memory.record_state(raw_log="Error: warm", session_id="s")
+        memory.store.set_trace_callback(statements.append)
+        with memory.one_transaction():
+            memory.record_state(raw_log="Error: one", session_id="s")
+        assert not [s for s in statements if s.startswith("SAVEPOINT")]
+        with memory.one_transaction():
+            memory.record_state(raw_log="Error: two", session_id="s")
+            memory.record_state(raw_log="Error: three", session_id="s")
+        assert len([s for s in statements if s.startswith("SAVEPOINT")]) == 1
+        memory.store.set_trace_callback(None)
+
+
 def test_an_exception_rolls_back_what_the_batch_had_not_committed(memory: Memory) -> None:
     with pytest.raises(KeyboardInterrupt), memory.store.batch() as batch:
         memory.record_state(raw_log="Error: committed", session_id="s")

@@ -2,7 +2,9 @@
 
 Learning from past sessions feeds thousands of hook events through the engine, each of which opens its own
 transactions. Inside `with store.batch() as batch:` every write() of the same thread becomes a savepoint of
-the batch's transaction (undone alone when it raises, as a transaction of its own would be), every read()
+the batch's transaction (undone alone when it raises, as a transaction of its own would be), except the write
+that begins the transaction: with nothing before it to keep, undoing it alone is rolling the transaction back
+(`abort`), which spares a savepoint's journal on the commonest path (a tool call's one write). Every read()
 sees what the batch wrote so far, and dry_run() is a savepoint always undone. `batch.commit()` makes what
 the batch holds durable and goes on in a new transaction, so that a long run commits in steps short enough
 for other writers (live hooks) never to wait long; leaving the block commits, an exception rolls back what
@@ -35,12 +37,14 @@ class Batch:
 class Joined(threading.local):
     """Per thread: whether a batch is open, its connection, how deep its savepoints are nested (each gets a name
     of its own), and how to begin its next transaction: after a commit none is open until a joined transaction
-    needs one, so no lock is held while the caller does something else (reads the next session's files)."""
+    needs one, so no lock is held while the caller does something else (reads the next session's files).
+    abort: how to roll the open transaction back and end it as a commit would (the next one begins when needed)."""
 
     active: bool = False
     conn: Any = None
     depth: int = 0
     begin: Callable[[], None] | None = None
+    abort: Callable[[], None] | None = None
 
     def ready(self) -> Any:
         """The batch's connection, inside its transaction (begun now if a commit ended the last one)."""
@@ -54,7 +58,7 @@ class Joined(threading.local):
         return self.conn
 
     def close(self) -> None:
-        self.active, self.conn, self.depth, self.begin = False, None, 0, None
+        self.active, self.conn, self.depth, self.begin, self.abort = False, None, 0, None, None
 
     def savepoint(self) -> str:
         self.depth += 1
@@ -68,6 +72,9 @@ def savepoint(joined: Joined, make_tx: Callable[[Any], Any], keep: bool, driver_
               fault: Callable[[BaseException], BaseException]) -> Iterator[Any]:
     """A transaction joined to the batch (both stores spell savepoints alike): released when keep and its body
     succeeds, else undone; a driver error becomes the store's typed error (fault)."""
+    if keep and joined.begin is not None and joined.abort is not None:
+        yield from _first(joined, make_tx, driver_error, fault)
+        return
     conn = joined.ready()
     name = joined.savepoint()
     try:
@@ -85,6 +92,22 @@ def savepoint(joined: Joined, make_tx: Callable[[Any], Any], keep: bool, driver_
         raise fault(exc) from exc
     finally:
         joined.released()
+
+
+def _first(joined: Joined, make_tx: Callable[[Any], Any], driver_error: type[BaseException],
+           fault: Callable[[BaseException], BaseException]) -> Iterator[Any]:
+    """The write that begins the batch's transaction, without a savepoint: when it raises, the transaction (this
+    write alone) is rolled back and ended (joined.abort), and the next joined write begins a new one."""
+    conn = joined.ready()
+    try:
+        try:
+            yield make_tx(conn)
+        except BaseException:
+            assert joined.abort is not None
+            joined.abort()
+            raise
+    except driver_error as exc:
+        raise fault(exc) from exc
 
 
 def _undo(conn: Any, name: str, driver_error: type[BaseException]) -> None:

@@ -154,12 +154,16 @@ class PostgresStore:
         def begin() -> None:
             self._joined.conn = self._begin(_WRITE, lock=True)
 
-        def commit() -> None:
+        def end(keep: bool) -> None:
+            """Commit (keep) or roll back the open transaction; the next one begins when a joined write needs it."""
             conn, self._joined.conn = self._joined.conn, None
             self._joined.begin = begin
             if conn is None:
                 return  # nothing begun since the last commit
             try:
+                if not keep:
+                    _rollback(conn)
+                    return
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 _rollback(conn)
@@ -167,7 +171,11 @@ class PostgresStore:
             finally:
                 self._pool.putconn(conn)
 
+        def commit() -> None:
+            end(keep=True)
+
         self._joined.active, self._joined.begin = True, begin
+        self._joined.abort = lambda: end(keep=False)
         try:
             try:
                 yield Batch(commit)

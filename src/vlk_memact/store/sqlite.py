@@ -249,10 +249,14 @@ class SqliteStore:
                     raise self._fault(exc, "write") from exc
                 raise
 
-        def commit() -> None:
+        def end(keep: bool) -> None:
+            """Commit (keep) or roll back the open transaction; the next one begins when a joined write needs it."""
             conn = self._joined.conn
             try:
                 if conn is not None and conn.in_transaction:
+                    if not keep:
+                        _rollback(conn)
+                        return
                     try:
                         conn.execute("COMMIT")
                         if not durable:
@@ -266,7 +270,11 @@ class SqliteStore:
                     self._restore_full(conn)
                 release()
 
+        def commit() -> None:
+            end(keep=True)
+
         self._joined.active, self._joined.conn, self._joined.begin = True, None, begin
+        self._joined.abort = lambda: end(keep=False)
         try:
             try:
                 yield Batch(commit)
