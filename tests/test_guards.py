@@ -132,13 +132,13 @@ def test_the_engine_and_the_core_do_not_know_the_protocol() -> None:
         assert not {"mcp", "starlette", "uvicorn", "pydantic"} & _imports(path), path
 
 
-MAX_MODULE_LINES = 510
+MAX_MODULE_LINES = 500
 # A module over the limit while a branch splits it; an entry that fits again fails the test below, so the
 # set only shrinks.
 TOO_LONG_FOR_NOW: set[str] = set()
 
 
-def test_no_module_is_over_about_500_lines() -> None:
+def test_no_module_is_over_500_lines() -> None:
     """The package, the benchmarks and the tests alike (node_modules and the virtual environment aside)."""
     frozen = ("sqlite_schema.py", "postgres_schema.py")  # numbered migrations: never edited once released
     # tests/corpus/generate.py is a table of ~150 toolchain cases that made tests/data/fingerprint_corpus.jsonl,

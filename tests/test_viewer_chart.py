@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from vlk_memact.core.model import Saving
+from vlk_memact.core.browsing import Saving
 from vlk_memact.viewer.chart import MAX_BUCKETS, MIN_BUCKETS, savings_chart
 from vlk_memact.viewer.readmodel import tokens
 

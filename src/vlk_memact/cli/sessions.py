@@ -14,7 +14,7 @@ import sys
 
 from ..config import Settings
 from ..core import inputs, render
-from ..core.model import SessionOverview
+from ..core.browsing import SessionOverview
 from ..engine import Memory
 
 ALL_SESSIONS_HINT = "--session ID for another; `vlk-memact sessions` lists them"

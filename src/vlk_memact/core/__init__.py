@@ -1,2 +1,2 @@
-"""The pure core: value types (model, errors, checks), input rules, and the pipeline's decisions and texts.
+"""The pure core: value types (model, browsing, errors, checks), input rules, and the pipeline's decisions and texts.
 May import only the standard library, core/ itself and fingerprint/; no I/O, no store, no engine, no edge."""

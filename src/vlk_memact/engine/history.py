@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import inputs
+from ..core.browsing import SessionOverview
 from ..core.model import (
     HistoryResult,
     SearchResult,
-    SessionOverview,
     Slot,
     SlotView,
     SummaryResult,

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from ..core.errors import ConfigError, WouldWait
 from .batch import Batch
 from .learned import LearnedSource
+from ..core.browsing import Saving, SessionOverview
 from ..core.interventions import Intervention, NewIntervention
 from ..core.model import (
     Fix,
@@ -22,9 +23,7 @@ from ..core.model import (
     NewHostCall,
     NewSlot,
     Retired,
-    Saving,
     SessionKey,
-    SessionOverview,
     Slot,
     TemporalState,
 )

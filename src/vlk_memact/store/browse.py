@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.model import HostCall, Saving, SessionKey, SessionOverview, Slot
+from ..core.browsing import Saving, SessionOverview
+from ..core.model import HostCall, SessionKey, Slot
 from .dialect import SqlDialect, equalities, session_params
 from .rows import SLOT_SELECT, host_call_from_row, slot_from_row
 

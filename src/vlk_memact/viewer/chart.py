@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from markupsafe import Markup, escape
 
-from ..core.model import Saving
+from ..core.browsing import Saving
 from .readmodel import tokens
 
 WIDTH, HEIGHT = 760, 200

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core import inputs
+from ..core.browsing import Saving, SessionOverview
 from ..core.conflicts import find_conflicts
 from ..core.model import (
     Conflict,
@@ -19,9 +20,7 @@ from ..core.model import (
     HostCall,
     Origin,
     Retired,
-    Saving,
     SessionKey,
-    SessionOverview,
     Slot,
     TemporalState,
 )
