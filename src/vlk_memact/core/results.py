@@ -21,13 +21,14 @@ from .quoting import neutralize, quoted_line
 from .render import EVIDENCE_PREVIEW_CHARS, plain_view, constraint_tag, structured_json
 
 
-def record_text(result: RecordResult) -> str:
+def record_text(result: RecordResult, notice: str | None = None) -> str:
+    """The record's text block; notice: record_notice(result) when the caller has it already."""
     text = (
         f"📝 [VLK RECORD] PRESENT state recorded as timeline_id={result.timeline_id} "
         f"(content_id={result.content_id}) in session '{result.session_id}'. It will appear in subsequent "
         "vlk_fetch_context calls until archived via vlk_time_travel."
     )
-    notice = record_notice(result)
+    notice = record_notice(result) if notice is None else notice
     return text + "\n" + notice if notice else text
 
 
@@ -62,10 +63,10 @@ def record_notice(result: RecordResult) -> str:
     return "\n".join(lines)
 
 
-def record_view(result: RecordResult) -> dict[str, object]:
+def record_view(result: RecordResult, notice: str | None = None) -> dict[str, object]:
     """vlk_record_state's structuredContent: the notice first, then the record's data (lessons not repeated)."""
     view = RecordView(
-        notice=record_notice(result),
+        notice=record_notice(result) if notice is None else notice,
         session_id=result.session_id,
         project=result.project,
         timeline_id=result.timeline_id,

@@ -30,6 +30,7 @@ from ..core import render, results
 from ..core.errors import InvalidInput, VlkError
 from ..core.model import (
     ContextView,
+    RecordResult,
     HistoryResult,
     RecordView,
     RevokeResult,
@@ -128,9 +129,12 @@ def build_server(root: Memory, *, inline: bool = False) -> MCPServer:
     class _Current:
         """Resolves the Memory of the caller's tenant at each call."""
 
-        def __getattr__(self, name: str) -> Any:
+        def resolved(self) -> Memory:
             token = get_access_token()
-            return getattr(root if token is None else root.for_tenant(token.client_id), name)
+            return root if token is None else root.for_tenant(token.client_id)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.resolved(), name)
 
     memory: Any = _Current()
 
@@ -288,21 +292,23 @@ def add_revoke_and_record(tools: ToolRegistrar, memory: Any) -> None:
         """Record an error, failed command, test failure or observation in memory as a PRESENT slot. Call it
         after every failure, before vlk_fetch_context. The result gives the timeline id the other tools
         take, warns when the same error repeats (a loop) and recalls the lesson if it was seen before."""
-        def record() -> Any:
+        def record() -> tuple[RecordResult, str]:
             kind = non_failure(raw_log) if isinstance(raw_log, str) else None
             if kind is not None:  # one classifier for every path (hosts/shared/failures.py)
                 raise InvalidInput(f"raw_log is a {kind} of the host, not a failure of the task: not recorded "
                                    "(it would become a loop or a lesson about nothing the agent did)")
+            caller = memory.resolved()  # the caller's tenant's Memory, looked up once for the call
             # The record and what it told (interventions, issue 33) in one durable commit: one fsync, not two.
-            with memory.one_transaction():
-                recorded = memory.record_state(
+            with caller.one_transaction():
+                recorded = caller.record_state(
                     raw_log=raw_log, file_context=file_context, tool_payload=tool_payload, session_id=session_id
                 )
-                said.record(memory, recorded, results.record_notice(recorded))
-            return recorded
+                notice = results.record_notice(recorded)
+                said.record(caller, recorded, notice)
+            return recorded, notice
 
-        result = _call(record)
-        return _result(results.record_text(result), results.record_view(result))
+        result, notice = _call(record)
+        return _result(results.record_text(result, notice), results.record_view(result, notice))
 
 
 def run_in_place(fn: Callable[..., Any], attempt: Callable[[], Any]) -> Callable[..., Any]:
