@@ -14,7 +14,7 @@ from vlk_memact.server import build_server, sdk_private
 from vlk_memact.server.schemas import light_output_schema
 
 PACKAGE = Path(sdk_private.__file__).resolve().parent.parent
-PRIVATE = re.compile(r"_tool_manager|\.fn_metadata\b|\.is_async\b|\btool\.fn\b")
+PRIVATE = re.compile(r"_tool_manager|_lowlevel_server|\.fn_metadata\b|\.is_async\b|\btool\.fn\b")
 
 
 def test_the_installed_sdk_is_one_the_adapter_was_checked_against() -> None:

@@ -113,13 +113,14 @@ def _serve(memory: Memory, args: argparse.Namespace, settings: Settings) -> int:
         serve_http(memory, tokens, args.host, args.port, args.allowed_host)
         return 0
     from ..server import build_server
+    from ..server.stdio_pipes import serve_stdio
 
     # Under Claude Code the model's calls without session_id join the session its hooks write to.
     memory.default_session = settings.host_session_id
     log.info("vlk-memact serving MCP over stdio; database: %s; project: %s", memory.database_url, memory.project)
     if sys.stdin.isatty() and sys.stderr.isatty():  # a person ran it by hand: say what it is waiting for
         print(STDIO_HINT, file=sys.stderr, flush=True)
-    build_server(memory, inline=True).run("stdio")
+    serve_stdio(build_server(memory, inline=True))
     return 0
 
 
