@@ -1,12 +1,15 @@
 """The protocol floor for bench/perf.py: one no-op tool served over stdio by the same SDK as vlk-memact.
 
-    python bench/perf_noop_server.py
+    python bench/perf_noop_server.py            # the SDK's own stdio transport (worker threads)
+    python bench/perf_noop_server.py --pipes    # vlk-memact's (server/stdio_pipes.py): the event loop's pipes
 
 `MCPServer` with the same options the vlk server uses (subscriptions off, a version, instructions), a
 sync `def` tool (so it takes the same worker-thread path as the vlk tools) returning a short string.
 """
 
 from __future__ import annotations
+
+import sys
 
 from mcp.server import MCPServer
 from mcp.types import ToolAnnotations
@@ -31,4 +34,9 @@ def noop() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if "--pipes" in sys.argv:  # served as vlk-memact serves stdio (its transport's floor, bench/goals.py mcp)
+        from vlk_memact.server.stdio_pipes import serve_stdio
+
+        serve_stdio(server)
+    else:
+        server.run()

@@ -60,11 +60,12 @@ def vlk_params(path: Path, tag: str):  # type: ignore[no-untyped-def]
     )
 
 
-def noop_params(tag: str):  # type: ignore[no-untyped-def]
+def noop_params(tag: str, pipes: bool = False):  # type: ignore[no-untyped-def]
+    """The SDK's no-op tool over the SDK's stdio transport, or (pipes) over vlk-memact's."""
     from mcp import StdioServerParameters
 
-    return StdioServerParameters(command=sys.executable, args=[str(ROOT / "bench" / "perf_noop_server.py")],
-                                 env=server_env(tag))
+    return StdioServerParameters(command=sys.executable, env=server_env(tag),
+                                 args=[str(ROOT / "bench" / "perf_noop_server.py"), *(["--pipes"] if pipes else [])])
 
 
 def official_params(memory_file: Path, tag: str):  # type: ignore[no-untyped-def]
