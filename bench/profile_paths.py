@@ -48,11 +48,12 @@ STUB_SERVER = """
 import os, sys
 from vlk_memact import Memory, Settings
 from vlk_memact.server import build_server
+from vlk_memact.server.stdio_pipes import serve_stdio
 memory = Memory(os.environ["DATABASE_URL"], settings=Settings.from_env({"VLK_LOG_LEVEL": "WARNING"}),
                 project=os.environ["VLK_PROJECT"])
 first = memory.record_state(raw_log="a stub's only record", session_id="stub")
 memory.record_state = lambda **_: first  # everything but the engine's work
-build_server(memory, inline=True).run()  # as `vlk-memact` serves stdio
+serve_stdio(build_server(memory, inline=True))  # as `vlk-memact` serves stdio
 """
 
 
@@ -281,11 +282,13 @@ async def _stub_comparison(db: Path, pool: list[Any], work: Path, runs: int) -> 
                                  env={**real.env, "VLK_PERF_TAG": "profile-stub"}, cwd=real.cwd)
     texts = perf.TextSource(pool, random.Random(6), "stub")
     errlog = work / "stub-servers.log"
-    samples: dict[str, list[float]] = {"no-op tool": [], "vlk_record_state, engine stubbed": [],
-                                       "vlk_record_state": []}
+    samples: dict[str, list[float]] = {"no-op tool": [], "no-op tool, vlk-memact's stdio transport": [],
+                                       "vlk_record_state, engine stubbed": [], "vlk_record_state": []}
     async with perf.connect(perf.noop_params("profile-noop"), errlog) as noop, \
+            perf.connect(perf.noop_params("profile-noop-pipes", pipes=True), errlog) as noop_pipes, \
             perf.connect(stub, errlog) as stubbed, perf.connect(real, errlog) as full:
-        clients = {"no-op tool": (noop, "noop"), "vlk_record_state, engine stubbed": (stubbed, "vlk_record_state"),
+        clients = {"no-op tool": (noop, "noop"), "no-op tool, vlk-memact's stdio transport": (noop_pipes, "noop"),
+                   "vlk_record_state, engine stubbed": (stubbed, "vlk_record_state"),
                    "vlk_record_state": (full, "vlk_record_state")}
         rng = random.Random(8)
         for i in range(10 + runs):
@@ -359,14 +362,16 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {name} | {value['published schema (us)']} | {value.get('full schema (us)', '-')} | "
                      f"{value.get('result bytes', '-')} |")
     lines += ["", "vlk_record_state over stdio with the engine call stubbed out (everything else of the tool: "
-              "arguments, result, schema check, transport), interleaved with the real tool and the no-op tool:", "",
+              "arguments, result, schema check, transport), interleaved with the real tool and the no-op tool (as "
+              "the SDK serves it, and served by vlk-memact's stdio transport, server/stdio_pipes.py):", "",
               "| call | median ms | / no-op |", "| --- | ---: | ---: |"]
     for name, value in mcp["stub"].items():
         lines.append(f"| {name} | {value['median_ms']} | {value['ratio']:.2f} |")
     lines += ["", "Reading: with the per-element schemas gone, the client's check costs each tool about one "
-              "sub-schema per field; the stubbed tool shows what the protocol path of vlk_record_state costs "
-              "beyond the no-op (arguments, a larger result, the check), and the real tool adds the engine's "
-              "record, mostly its durable commit (section 4).", ""]
+              "sub-schema per field; the two no-ops differ by the transport's thread hand-offs (a line read, a "
+              "write and a flush each); the stubbed tool, on vlk-memact's transport, shows what the protocol path "
+              "of vlk_record_state costs beyond its no-op (arguments, a larger result, the check), and the real "
+              "tool adds the engine's record, mostly its durable commit (section 4).", ""]
     lines += ["", "## 4. The engine's record_state (cProfile, tottime)", "", "```", report["engine"], "```", "",
               "Reading: `execute` is SQLite's own time, mostly the COMMIT's fsync (synchronous=FULL, WAL); the "
               "Python work (redaction, fingerprint, rows) is the rest.", ""]
