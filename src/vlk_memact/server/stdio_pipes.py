@@ -92,6 +92,10 @@ class TextOut:
         if self._writer is not None:
             await self._writer.drain()
 
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
 
 @contextmanager
 def claimed() -> Iterator[tuple[LinesIn, TextOut] | None]:
@@ -109,7 +113,9 @@ def claimed() -> Iterator[tuple[LinesIn, TextOut] | None]:
             os.dup2(2, 1)
         except OSError:  # no stderr: stray output goes nowhere rather than onto the wire
             os.dup2(null, 1)
-        yield LinesIn(wire_in), TextOut(wire_out)
+        out = TextOut(wire_out)
+        yield LinesIn(wire_in), out
+        out.close()
     finally:
         for fd, original in saved.items():
             try:
