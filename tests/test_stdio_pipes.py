@@ -5,6 +5,7 @@ serve (a regular file) is served by the SDK's own streams."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,31 @@ def test_stray_output_misses_the_wire_a_long_line_is_read_whole_and_the_descript
     assert "STREAMS LinesIn TextOut" in stderr  # served by the event loop
     assert "STRAY PRINT" in stderr and "CHILD OUTPUT" in stderr
     assert rest == ["AFTER blocking=True"]  # fd 1 is the wire again, and blocking as print() expects
+
+
+def test_a_socket_wire_as_node_hosts_give_it_is_served_by_the_loop(tmp_path: Path) -> None:
+    """Node's child_process (Claude Code, Gemini CLI, OpenCode) hands a child one socket pair for stdin and
+    stdout, not two pipes."""
+    ours, theirs = socket.socketpair()
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-c", SERVER], stdin=theirs, stdout=theirs, stderr=stderr)
+    theirs.close()
+    wire = ours.makefile("rwb")
+    try:
+        wire.write((HANDSHAKE + _message(2, "tools/call", {"name": "shout", "arguments": {"text": "hi"}})).encode())
+        wire.flush()
+        answers = [json.loads(wire.readline()) for _ in range(2)]
+        ours.shutdown(socket.SHUT_WR)  # the client is done: EOF on the server's stdin
+        rest = wire.read().decode().splitlines()
+        assert process.wait(timeout=30) == 0
+    finally:
+        process.kill()
+        wire.close()
+        ours.close()
+    assert answers[1]["result"]["content"][0]["text"] == "HI (2 chars)"
+    assert "STREAMS LinesIn TextOut" in stderr_path.read_text()
+    assert rest == ["AFTER blocking=True"]
 
 
 def test_a_wire_the_loop_cannot_serve_is_served_by_the_sdk_streams(tmp_path: Path) -> None:
