@@ -30,8 +30,8 @@ from ..core import render, results
 from ..core.errors import InvalidInput, VlkError
 from ..core.model import (
     ContextView,
-    RecordResult,
     HistoryResult,
+    RecordResult,
     RecordView,
     RevokeResult,
     SearchResult,
