@@ -64,8 +64,7 @@ class Context(MemoryBase):
         next fetch_context runs the whole pipeline anyway, so the hot path does not read them."""
         key = self._key(session_id)
         with self.store.write() as tx:
-            present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), logging.INFO)
-            loops = self._intercept_loops(tx, key, present, logging.INFO)
+            _, loops = self._present_and_loops(tx, key, logging.INFO)
             if loops:
                 constraints = tx.visible_constraints(key)
                 self._consolidate(tx, key, constraints, find_conflicts(constraints), logging.INFO)
@@ -84,10 +83,7 @@ class Context(MemoryBase):
         self, tx: Transaction, key: SessionKey, level: int
     ) -> tuple[list[Slot], list[Slot], list[Conflict], list[LoopReport], list[MergeReport]]:
         """(constraints, PRESENT slots, conflicts, loops, merges) after the pipeline ran in tx."""
-        present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), level)
-        loops = self._intercept_loops(tx, key, present, level)
-        archived = {i for loop in loops for i in loop.archived_ids}
-        present = [s for s in present if s.id not in archived]
+        present, loops = self._present_and_loops(tx, key, level)
         constraints = tx.visible_constraints(key)
         conflicts = find_conflicts(constraints)
         merges = self._consolidate(tx, key, constraints, conflicts, level)
@@ -95,6 +91,14 @@ class Context(MemoryBase):
             constraints = tx.visible_constraints(key)
             conflicts = find_conflicts(constraints)
         return constraints, present, conflicts, loops, merges
+
+    def _present_and_loops(self, tx: Transaction, key: SessionKey, level: int) -> tuple[list[Slot], list[LoopReport]]:
+        """The pipeline's first steps: the PRESENT slots (re-fingerprinted if stale) left after the loops it
+        intercepted, and those loops."""
+        present = self._refresh_fingerprints(tx, self._present.slots(tx, key, TemporalState.PRESENT), level)
+        loops = self._intercept_loops(tx, key, present, level)
+        archived = {i for loop in loops for i in loop.archived_ids}
+        return [s for s in present if s.id not in archived], loops
 
     def _refresh_fingerprints(self, tx: Transaction, present: list[Slot], level: int) -> list[Slot]:
         """Re-fingerprint PRESENT slots stored by an older algorithm, so grouping never mixes versions."""

@@ -95,17 +95,11 @@ class HookEvents:
         with self.store.write() as tx:
             tx.set_injected(key, items, host)
 
-    def tell_fixes(self, key: SessionKey, failure: Slot | int, most: int) -> list[Fix]:
-        """The working fixes to tell after this failure (its Slot, or its id: read here), at most `most`, recorded as
-        told; fixes told earlier in the session that were applied and did not hold are demoted. One write
-        transaction: the lookup, the demotion and the bookkeeping cannot interleave with another hook of the
-        session."""
+    def tell_fixes(self, key: SessionKey, failure: Slot, most: int) -> list[Fix]:
+        """The working fixes to tell after this failure, at most `most`, recorded as told; fixes told earlier in the
+        session that were applied and did not hold are demoted. One write transaction: the lookup, the demotion and
+        the bookkeeping cannot interleave with another hook of the session."""
         with self.store.write() as tx:
-            if isinstance(failure, int):
-                found_slots = tx.slots_by_id(key, [failure])
-                if not found_slots:
-                    return []
-                failure = found_slots[0]
             injected = functools.cache(lambda: tx.injected(key))  # what the session was told: read once, if needed
             found, demote = fixes_for_failure(tx, key, failure.error_keys, injected)
             for fix_id in demote:

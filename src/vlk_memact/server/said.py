@@ -78,7 +78,4 @@ _settled_by_memory: weakref.WeakKeyDictionary[Any, set[tuple[SessionKey, int]]] 
 
 def _settled(memory: Any) -> set[tuple[SessionKey, int]]:
     """The (session, constraint id) pairs this process has recorded as carried or found needing no record."""
-    known = _settled_by_memory.get(memory)
-    if known is None:
-        known = _settled_by_memory[memory] = set()
-    return known
+    return _settled_by_memory.setdefault(memory, set())

@@ -104,8 +104,7 @@ def claimed() -> Iterator[tuple[LinesIn, TextOut] | None]:
     if os.name != "posix" or not (servable(0) and servable(1)):
         yield None
         return
-    saved = {0: os.dup(0), 1: os.dup(1)}
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved = {0: os.dup(0), 1: os.dup(1)}  # the wire: served from here, put back at 0 and 1 on exit
     null = os.open(os.devnull, os.O_RDWR)
     try:
         os.dup2(null, 0)
@@ -113,8 +112,8 @@ def claimed() -> Iterator[tuple[LinesIn, TextOut] | None]:
             os.dup2(2, 1)
         except OSError:  # no stderr: stray output goes nowhere rather than onto the wire
             os.dup2(null, 1)
-        out = TextOut(wire_out)
-        yield LinesIn(wire_in), out
+        out = TextOut(saved[1])
+        yield LinesIn(saved[0]), out
         out.close()
     finally:
         for fd, original in saved.items():
@@ -123,7 +122,7 @@ def claimed() -> Iterator[tuple[LinesIn, TextOut] | None]:
                 os.dup2(original, fd)
             except OSError as exc:  # pragma: no cover - a descriptor lost meanwhile
                 log.warning("could not give fd %d back after serving stdio: %s", fd, exc)
-        for fd in (*saved.values(), wire_in, wire_out, null):
+        for fd in (*saved.values(), null):
             try:
                 os.close(fd)
             except OSError:

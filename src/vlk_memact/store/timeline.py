@@ -14,7 +14,7 @@ from typing import Any
 from ..core.model import NewSlot, SessionKey, Slot, TemporalState
 from . import clock
 from .dialect import SESSION, SESSION_BY_ID, SqlDialect, session_params
-from .rows import SLOT_SELECT, SLOT_SELECT_NO_CONTENT, SLOT_VERSION_COLUMNS, slot_from_row
+from .rows import SLOT_COLUMNS, SLOT_SELECT, SLOT_SELECT_NO_CONTENT, SLOT_VERSION_COLUMNS, slot_from_row
 from .sqlite_schema import content_hash  # the same identity in both stores (pure hashing, no sqlite3 use)
 
 _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, sequence_order, temporal_state, origin,
@@ -25,14 +25,13 @@ _INSERT_SLOT = """INSERT INTO agent_timeline (uid, tenant, project, session_id, 
                        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{stamp})
                RETURNING {returning}"""
 # The insert as the column default stamps it (now), and with a created_at of its own (clock.stamped()).
-# The new row as SLOT_COLUMNS reads it, less the content's three columns (rows.SLOT_COLUMNS): the slot is built
-# from what the insert returns and the content its caller stored, without reading the row back.
-_RETURNED = ("id, session_id, sequence_order, temporal_state, origin, created_at, content_id, learning_summary, "
-             "constraint_type, evidence, fingerprint, fingerprint_keys, fingerprint_version, retired_reason, retired_by, "
-             "lessons, tenant, project, scope, fire_count, last_fired_at, uid")
+# The new row as SLOT_COLUMNS reads it, less the content's three columns: the slot is built from what the insert
+# returns and the content its caller stored, without reading the row back.
+_SLOT_COLUMNS = [c.strip() for c in SLOT_COLUMNS.split(",")]
+_CONTENT_AT = _SLOT_COLUMNS.index("c.raw_log")  # where raw_log, file_context and tool_payload sit in such a row
+_RETURNED = ", ".join(c.removeprefix("t.") for c in _SLOT_COLUMNS if not c.startswith("c."))
 _INSERT_NOW = _INSERT_SLOT.format(stamped="", stamp="", returning=_RETURNED)
 _INSERT_STAMPED = _INSERT_SLOT.format(stamped=", created_at", stamp=", ?", returning=_RETURNED)
-_CONTENT_AT = 7  # where raw_log, file_context and tool_payload sit in a SLOT_COLUMNS row
 
 
 def _json_list(values: Sequence[str]) -> str | None:

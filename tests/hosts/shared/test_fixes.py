@@ -305,10 +305,12 @@ def test_telling_a_fix_is_one_write_transaction_so_concurrent_hooks_of_a_session
     session_a(memory)
     slot_id = memory.record_state(raw_log=ENV_ERROR, session_id="B").timeline_id
     key = memory.session_key("B")
+    with memory.reading() as tx:
+        [failure] = tx.slots_by_id(key, [slot_id])
     statements: list[str] = []
     memory.store.set_trace_callback(statements.append)
     try:
-        assert memory.tell_fixes(key, slot_id, 0) == []  # nothing told: nothing recorded as told
+        assert memory.tell_fixes(key, failure, 0) == []  # nothing told: nothing recorded as told
     finally:
         memory.store.set_trace_callback(None)
     transactions = [s.split()[0].upper() + (" " + s.split()[1].upper() if len(s.split()) > 1 else "")
@@ -320,7 +322,7 @@ def test_telling_a_fix_is_one_write_transaction_so_concurrent_hooks_of_a_session
     def hook() -> None:
         with Memory(settings=Settings.from_env({"DATABASE_URL": f"sqlite:///{db_path}"}), project=memory.project) as m:
             barrier.wait()
-            told.append([f.id for f in m.tell_fixes(m.session_key("B"), slot_id, 3)])
+            told.append([f.id for f in m.tell_fixes(m.session_key("B"), failure, 3)])
 
     threads = [threading.Thread(target=hook) for _ in range(4)]
     for t in threads:
